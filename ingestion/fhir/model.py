@@ -1,0 +1,75 @@
+"""What the pure mapping core returns: small frozen dataclasses, nothing identifying.
+
+A :class:`CourseOfCare` carries only what DECISIONS.md ("What is stored") allows, plus the
+keyed fingerprint. Names, full dates, birth times, full postal codes, addresses, telecoms
+and patient identifiers never reach these objects; they exist only inside the function
+that computes the fingerprint and the mother's age.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+Sex = Literal["female", "male", "other", "unknown"]
+ChildOutcome = Literal["live_birth", "fetal_death"]
+ProviderRole = Literal["midwife", "doula", "nurse", "assistant", "other"]
+TransferKind = Literal["maternal_transfer_in", "infant_transfer_out"]
+
+
+@dataclass(frozen=True, slots=True)
+class Child:
+    birth_order: int  # 1-based
+    outcome: ChildOutcome
+    sex: Sex | None = None
+    birth_year: int | None = None
+    birth_weight_grams: int | None = None
+    gestational_age_weeks: int | None = None
+    gestational_age_days: int | None = None  # 0..6, the days beyond whole weeks
+    apgar_1: int | None = None
+    apgar_5: int | None = None
+    apgar_10: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    stable_id: str
+    role: ProviderRole
+    npi: str | None = None
+    display_name: str = ""
+    credentials: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CourseOfCare:
+    reference: str  # "Bundle" or "Bundle.entry[<i>]"
+    external_record_id: str
+    fingerprint: str | None  # hex HMAC-SHA256; None when name or birth date is missing
+    children: tuple[Child, ...]
+    consent_granted: bool
+    ig_version: str | None = None
+    source_updated_at: datetime | None = None  # aware; the stale-update guard's stamp
+    consent_datetime: datetime | None = None  # aware
+    mother_age_years: int | None = None
+    mother_postal_prefix: str | None = None  # first three characters only
+    providers: tuple[Provider, ...] = ()
+    attended_by: tuple[str, ...] = ()  # Provider.stable_id values
+    present: tuple[str, ...] = ()  # Provider.stable_id values
+    transfers: tuple[TransferKind, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Retraction:
+    reference: str
+    external_record_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    reference: str
+    operation_outcome: dict[str, Any]
+    external_record_id: str | None = None
+
+
+Result = CourseOfCare | Retraction | Rejection
