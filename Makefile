@@ -1,0 +1,59 @@
+# Two commands do everything on a fresh machine: `make run` and `make test`.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+# Production shape for the test suite and the benchmark (DECISIONS.md "Running it").
+TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/registry)
+TEST_REDIS_URL ?= $(or $(REDIS_URL),redis://127.0.0.1:6379/0)
+TEST_ENV := DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) REGISTRY_DEV_SECRETS=true
+PYTEST_ARGS ?=
+
+.PHONY: install run test lint bench worker beat chromium services format clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(PY) manage.py migrate --noinput
+	REGISTRY_BANNER=1 exec $(VENV)/bin/gunicorn config.wsgi --config config/gunicorn.py
+
+worker: install
+	exec $(VENV)/bin/celery -A config worker --loglevel=INFO
+
+beat: install
+	@mkdir -p var
+	exec $(VENV)/bin/celery -A config beat --loglevel=INFO --schedule var/celerybeat-schedule
+
+# Debian's Chromium for the browser tests; no test tool downloads a browser of its own.
+chromium:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+	  echo "Installing Debian's chromium and chromium-driver for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
+services:
+	@.ci/services
+
+test: install chromium
+	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy .
+	$(PY) manage.py makemigrations --check --dry-run
+
+format: install
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+bench: install
+	$(TEST_ENV) $(PY) -m bench
+
+clean:
+	rm -rf $(VENV) var build *.egg-info

@@ -1,0 +1,13 @@
+"""The Celery application: ``celery -A config worker`` and ``celery -A config beat``."""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("registry")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

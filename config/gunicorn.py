@@ -1,0 +1,34 @@
+"""gunicorn settings for ``make run`` and the Procfile's ``web``."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+bind = f"127.0.0.1:{os.environ.get('PORT', '8000')}"
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+threads = int(os.environ.get("WEB_THREADS", "4"))
+# Large batches take a while to upload and stage; don't kill the worker mid-request.
+timeout = int(os.environ.get("WEB_TIMEOUT", "120"))
+accesslog = "-"
+# The access log shows the path and status, never a query string or a body.
+access_log_format = '%(h)s "%(m)s %(U)s" %(s)s %(B)s %(M)sms'
+
+
+def post_worker_init(worker: Any) -> None:
+    """Print the next steps once the last worker of the first generation is up."""
+    if os.environ.get("REGISTRY_BANNER") != "1" or worker.age != worker.cfg.workers:
+        return
+    port = os.environ.get("PORT", "8000")
+    print(
+        f"""
+Birth registry is serving http://127.0.0.1:{port}/  (API docs: /docs/, health: /healthz)
+
+Next steps, in another terminal:
+  .venv/bin/python manage.py createpractice st-mary --name "St Mary's"
+  .venv/bin/python manage.py mintkey st-mary            # prints the rgk_ token once
+  .venv/bin/python manage.py createsuperuser            # for /admin/ and /settings/
+  .venv/bin/python manage.py addmember st-mary <username> --role staff
+""",
+        flush=True,
+    )
