@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+
+from keys.models import SCOPES, KeyEvent
+from keys.services import key_mint
+from registry.models import Membership, Practice
+
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture
+def practice(db) -> Practice:
+    return Practice.objects.create(slug="st-mary", name="St Mary's")
+
+
+@pytest.fixture
+def other_practice(db) -> Practice:
+    return Practice.objects.create(slug="riverside", name="Riverside")
+
+
+@pytest.fixture
+def minted(practice):
+    """(key, token) for a key with every scope."""
+    return key_mint(practice=practice, scopes=SCOPES, via=KeyEvent.Via.COMMAND)
+
+
+def make_member(practice: Practice, username: str, role: str = Membership.Role.STAFF) -> User:
+    user = User.objects.create_user(username, password=PASSWORD)
+    Membership.objects.create(user=user, practice=practice, role=role)
+    return user
+
+
+@pytest.fixture
+def staff(practice) -> User:
+    return make_member(practice, "sam")
+
+
+@pytest.fixture
+def reviewer(practice) -> User:
+    return make_member(practice, "rita", Membership.Role.REVIEWER)

@@ -1,0 +1,176 @@
+"""Bearer authentication and the scope permission, through the test-only views in urls.py."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from keys.authentication import ApiKeyAuthentication
+from keys.models import INGEST_READ, ApiKey, KeyEvent
+from keys.services import key_mint, key_revoke, key_rotate
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.keys.urls")]
+
+
+def call(client: Client, authorization: str | None, path: str = "/write"):
+    headers = {"Authorization": authorization} if authorization is not None else {}
+    return client.get(path, headers=headers)
+
+
+def assert_outcome(response, status: int, code: str) -> dict:
+    assert response.status_code == status
+    assert response["Content-Type"] == "application/fhir+json"
+    body = response.json()
+    assert body["resourceType"] == "OperationOutcome"
+    assert body["issue"][0]["severity"] == "error"
+    assert body["issue"][0]["code"] == code
+    return body
+
+
+def assert_401(response, token: str | None = None) -> dict:
+    body = assert_outcome(response, 401, "login")
+    assert response["WWW-Authenticate"] == "Bearer"
+    if token:
+        assert token not in response.content.decode()
+    return body
+
+
+def test_a_valid_key_gets_200_with_its_practice_on_request_auth(client, minted):
+    key, token = minted
+    response = call(client, f"Bearer {token}")
+    assert response.status_code == 200
+    assert response.json() == {
+        "practice": "st-mary",
+        "prefix": key.prefix,
+        "user": f"api-key:{key.prefix}",
+    }
+
+
+def test_the_scheme_is_case_insensitive(client, minted):
+    _, token = minted
+    assert call(client, f"bearer {token}").status_code == 200
+
+
+def test_a_missing_header_gets_401(client, minted):
+    body = assert_401(call(client, None))
+    assert "Bearer" in body["issue"][0]["diagnostics"]
+
+
+def test_an_empty_header_gets_401(client, minted):
+    assert_401(call(client, ""))
+
+
+@pytest.mark.parametrize("scheme", ["Basic", "Token", "ApiKey"])
+def test_another_scheme_gets_401(client, minted, scheme):
+    _, token = minted
+    body = assert_401(call(client, f"{scheme} {token}"), token)
+    assert "scheme" in body["issue"][0]["diagnostics"]
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [
+        "Bearer",
+        "Bearer ",
+        "Bearer rgk_abc",
+        "Bearer rgk_" + "a" * 39,
+        "Bearer rgk_" + "a" * 41,
+        "Bearer xyz_" + "a" * 40,
+        "Bearer rgk_" + "a" * 39 + "-",
+        "Bearer rgk_" + "a" * 40 + " extra",
+    ],
+)
+def test_a_malformed_token_gets_401(client, minted, authorization):
+    body = assert_401(call(client, authorization))
+    assert "Malformed" in body["issue"][0]["diagnostics"]
+
+
+def test_a_non_ascii_token_gets_401(client, minted):
+    response = client.get("/write", HTTP_AUTHORIZATION="Bearer rgk_" + "é" * 40)
+    assert_401(response)
+
+
+def test_an_unknown_token_gets_401(client, minted):
+    token = "rgk_" + "Z" * 40
+    body = assert_401(call(client, f"Bearer {token}"), token)
+    assert body["issue"][0]["diagnostics"] == "Invalid or revoked API key."
+
+
+def test_the_right_prefix_with_a_wrong_secret_gets_401(client, minted):
+    key, token = minted
+    forged = token[:-1] + ("a" if token[-1] != "a" else "b")
+    assert forged.startswith(key.prefix)
+    assert_401(call(client, f"Bearer {forged}"), forged)
+
+
+def test_a_revoked_key_gets_401(client, minted, practice):
+    _, token = minted
+    assert call(client, f"Bearer {token}").status_code == 200
+    key_revoke(practice=practice, via=KeyEvent.Via.COMMAND)
+    assert_401(call(client, f"Bearer {token}"), token)
+
+
+def test_a_rotated_out_key_gets_401_and_its_successor_works(client, minted, practice):
+    _, old_token = minted
+    assert call(client, f"Bearer {old_token}").status_code == 200
+    _, new_token = key_rotate(practice=practice, via=KeyEvent.Via.COMMAND)
+    assert_401(call(client, f"Bearer {old_token}"), old_token)
+    assert call(client, f"Bearer {new_token}").status_code == 200
+
+
+def test_a_key_without_the_routes_scope_gets_403_naming_the_scope(client, practice):
+    _, token = key_mint(practice=practice, scopes=[INGEST_READ], via=KeyEvent.Via.COMMAND)
+    body = assert_outcome(call(client, f"Bearer {token}", "/write"), 403, "forbidden")
+    assert "ingest:write" in body["issue"][0]["diagnostics"]
+    assert call(client, f"Bearer {token}", "/read").status_code == 200
+
+
+def test_a_view_without_required_scope_fails_closed(client, minted):
+    _, token = minted
+    assert_outcome(call(client, f"Bearer {token}", "/unscoped"), 500, "exception")
+
+
+def test_post_with_a_valid_key_needs_no_csrf_token(minted):
+    _, token = minted
+    client = Client(enforce_csrf_checks=True)
+    response = client.post("/write", headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 200
+
+
+def test_use_is_recorded_at_most_once_a_minute(client, minted):
+    key, token = minted
+    assert key.last_used_at is None
+    call(client, f"Bearer {token}")
+    key.refresh_from_db()
+    first_use = key.last_used_at
+    assert first_use is not None
+    call(client, f"Bearer {token}")
+    key.refresh_from_db()
+    assert key.last_used_at == first_use
+
+    ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now() - timedelta(minutes=2))
+    call(client, f"Bearer {token}")
+    key.refresh_from_db()
+    assert key.last_used_at > first_use
+
+
+def test_a_recent_key_costs_one_query_and_a_stale_one_two(rf, minted):
+    key, token = minted
+    ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now())
+    request = rf.get("/write", HTTP_AUTHORIZATION=f"Bearer {token}")
+    with CaptureQueriesContext(connection) as queries:
+        principal, auth = ApiKeyAuthentication().authenticate(request)
+    assert len(queries) == 1  # the lookup, which also loads the practice
+    assert auth.practice.slug == "st-mary"
+    assert principal.practice == auth.practice
+
+    ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now() - timedelta(minutes=5))
+    with CaptureQueriesContext(connection) as queries:
+        ApiKeyAuthentication().authenticate(request)
+    assert len(queries) == 2
+    assert queries[1]["sql"].startswith("UPDATE")
