@@ -1,0 +1,292 @@
+"""One course of care: a document Bundle (or a message carrying one) to a Result.
+
+One pass over the entries sorts out the resources the spec reads (2.2); everything else is
+ignored. Then, in order: the chart number; a Composition ``entered-in-error`` makes the
+Bundle a retraction (it needs no mother or child); otherwise the structural rules (exactly
+one mother, at least one child), the chart number and the stale-guard stamp are all
+checked, and every failure is reported in one OperationOutcome.
+
+Stamp: the document's ``meta.lastUpdated``, else its ``timestamp``; inside a message with
+neither, the message's own. A stamp that is present but does not parse rejects the record
+(``invalid``): guessing would defeat the stale-update guard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from .chart import read_chart_number
+from .consent import consent_decision
+from .dates import parse_datetime
+from .encounters import Attendance
+from .masking import birth_year, fingerprint, mother_age_years, newborn_date, postal_prefix
+from .messages import Unwrapped, unwrap_message
+from .model import Child, CourseOfCare, Provider, Rejection, Result, Retraction, Sex
+from .observations import (
+    Measure,
+    apgar_score,
+    birth_weight_grams,
+    gestational_age,
+    measure_of,
+)
+from .outcome import error_outcome, issue, operation_outcome
+from .practitioners import carries_attendant_marker, provider_from
+from .references import ReferenceIndex
+from .roles import PatientRole, patient_role
+from .values import as_dict, as_list, whole_number
+
+_SEXES: frozenset[Sex] = frozenset({"female", "male", "other", "unknown"})
+_MOST_BIRTHS = 20  # a larger multipleBirthInteger is not a birth order
+
+Entry = Mapping[str, Any]
+Resource = Mapping[str, Any]
+
+
+@dataclass(slots=True)
+class Contents:
+    """The resources of a document that the mapping reads, in document order."""
+
+    patients: list[tuple[Entry, Resource]] = field(default_factory=list)
+    observations: list[Resource] = field(default_factory=list)
+    practitioners: list[tuple[Entry, Resource]] = field(default_factory=list)
+    encounters: list[Resource] = field(default_factory=list)
+    consent: Resource | None = None
+    retracted: bool = False
+
+    def add(self, entry: Entry, resource: Resource) -> None:
+        kind = resource.get("resourceType")
+        if kind == "Observation":
+            self.observations.append(resource)
+        elif kind == "Patient":
+            self.patients.append((entry, resource))
+        elif kind == "Practitioner":
+            self.practitioners.append((entry, resource))
+        elif kind == "Encounter":
+            self.encounters.append(resource)
+        elif kind == "Consent" and self.consent is None:
+            self.consent = resource
+        elif kind == "Composition" and resource.get("status") == "entered-in-error":
+            self.retracted = True
+
+
+@dataclass(slots=True)
+class Cast:
+    """The Patients with a role: the mother(s) and the children, in document order."""
+
+    mothers: list[Resource] = field(default_factory=list)
+    children: list[tuple[Entry, Resource, PatientRole]] = field(default_factory=list)
+    ig_version: str | None = None
+
+    def add(self, entry: Entry, patient: Resource) -> None:
+        role, version = patient_role(patient)
+        if role is None:
+            return
+        if self.ig_version is None:
+            self.ig_version = version
+        if role == "mother":
+            self.mothers.append(patient)
+        else:
+            self.children.append((entry, patient, role))
+
+    def issues(self, entries_path: str) -> list[dict[str, Any]]:
+        found = []
+        if not self.mothers:
+            found.append("no mother Patient: exactly one is required")
+        elif len(self.mothers) > 1:
+            found.append(f"{len(self.mothers)} mother Patients; exactly one is required")
+        if not self.children:
+            found.append("no child Patient: at least one is required")
+        return [
+            issue(
+                "structure",
+                f"The course of care has {problem} (roles are read from Patient.meta.profile).",
+                expression=entries_path,
+            )
+            for problem in found
+        ]
+
+
+def map_course(bundle: object, *, reference: str, path: str, fingerprint_key: bytes) -> Result:
+    """Map a submitted Bundle (a document, or a message carrying one) at ``path``."""
+    if as_dict(bundle).get("resourceType") != "Bundle":
+        outcome = error_outcome(
+            "structure",
+            "The course of care is not a FHIR Bundle.",
+            expression=f"{path}.resourceType",
+        )
+        return Rejection(reference, outcome)
+    document = as_dict(bundle)
+    if document.get("type") != "message":
+        return map_document(document, reference, path, fingerprint_key)
+    unwrapped = unwrap_message(document, path)
+    if not isinstance(unwrapped, Unwrapped):
+        return Rejection(reference, unwrapped)
+    fallback = _stamp_field(document, path)
+    return map_document(unwrapped.document, reference, unwrapped.path, fingerprint_key, fallback)
+
+
+def map_document(
+    document: Resource,
+    reference: str,
+    path: str,
+    fingerprint_key: bytes,
+    fallback_stamp: tuple[object, str] | None = None,
+) -> Result:
+    chart_number = read_chart_number(
+        as_dict(document.get("identifier")).get("value"), f"{path}.identifier.value"
+    )
+    contents = _scan(document)
+    if contents.retracted:
+        if isinstance(chart_number, dict):
+            return Rejection(reference, operation_outcome(chart_number))
+        return Retraction(reference, chart_number)
+    cast = Cast()
+    for entry, patient in contents.patients:
+        cast.add(entry, patient)
+    stamp = _read_stamp(_stamp_field(document, path) or fallback_stamp)
+    issues = [found for found in (chart_number, stamp) if isinstance(found, dict)]
+    issues += cast.issues(f"{path}.entry")
+    if isinstance(chart_number, dict) or isinstance(stamp, dict) or issues:
+        known = chart_number if isinstance(chart_number, str) else None
+        return Rejection(reference, operation_outcome(*issues), external_record_id=known)
+    return _course(reference, chart_number, stamp, cast, contents, fingerprint_key)
+
+
+def _scan(document: Resource) -> Contents:
+    contents = Contents()
+    for entry in as_list(document.get("entry")):
+        if isinstance(entry, dict):
+            resource = entry.get("resource")
+            if isinstance(resource, dict):
+                contents.add(entry, resource)
+    return contents
+
+
+def _stamp_field(bundle: Resource, path: str) -> tuple[object, str] | None:
+    last_updated = as_dict(bundle.get("meta")).get("lastUpdated")
+    if last_updated is not None:
+        return last_updated, f"{path}.meta.lastUpdated"
+    timestamp = bundle.get("timestamp")
+    if timestamp is not None:
+        return timestamp, f"{path}.timestamp"
+    return None
+
+
+def _read_stamp(found: tuple[object, str] | None) -> datetime | dict[str, Any] | None:
+    if found is None:
+        return None
+    value, expression = found
+    stamp = parse_datetime(value)
+    if stamp is not None:
+        return stamp
+    return issue(
+        "invalid",
+        "The stamp used by the stale-update guard is not a valid FHIR instant.",
+        expression=expression,
+    )
+
+
+def _course(
+    reference: str,
+    chart_number: str,
+    stamp: datetime | None,
+    cast: Cast,
+    contents: Contents,
+    fingerprint_key: bytes,
+) -> CourseOfCare:
+    mother = cast.mothers[0]
+    births = [newborn_date(patient) for _, patient, _ in cast.children]
+    first_birth = min((born for born in births if born is not None), default=None)
+    providers, attendance = _attribution(contents)
+    consent_granted, consent_datetime = consent_decision(contents.consent)
+    return CourseOfCare(
+        reference=reference,
+        external_record_id=chart_number,
+        fingerprint=fingerprint(mother, first_birth, fingerprint_key),
+        children=_children(cast, contents.observations),
+        consent_granted=consent_granted,
+        ig_version=cast.ig_version,
+        source_updated_at=stamp,
+        consent_datetime=consent_datetime,
+        mother_age_years=mother_age_years(mother, first_birth),
+        mother_postal_prefix=postal_prefix(mother),
+        providers=providers,
+        attended_by=tuple(attendance.attended_by),
+        present=attendance.present_only(),
+        transfers=tuple(attendance.transfers),
+    )
+
+
+def _attribution(contents: Contents) -> tuple[tuple[Provider, ...], Attendance]:
+    """The Bundle's providers (first of each stable id) and who attended or was present."""
+    providers: dict[str, Provider] = {}
+    index: ReferenceIndex[str] = ReferenceIndex("Practitioner")
+    attendance = Attendance()
+    marked = []
+    for entry, practitioner in contents.practitioners:
+        provider = provider_from(practitioner)
+        if provider is not None:
+            providers.setdefault(provider.stable_id, provider)
+            index.add(entry, practitioner, provider.stable_id)
+            if carries_attendant_marker(practitioner):
+                marked.append(provider.stable_id)
+    for encounter in contents.encounters:
+        attendance.read(encounter, index.resolve)
+    for stable_id in marked:
+        attendance.mark_present(stable_id)
+    return tuple(providers.values()), attendance
+
+
+def _children(cast: Cast, observations: list[Resource]) -> tuple[Child, ...]:
+    index: ReferenceIndex[int] = ReferenceIndex("Patient")
+    for position, (entry, patient, _) in enumerate(cast.children):
+        index.add(entry, patient, position)
+    measured: list[dict[str, int]] = [{} for _ in cast.children]
+    for observation in observations:
+        measure = measure_of(observation)
+        if measure is not None:
+            child = index.resolve(as_dict(observation.get("subject")).get("reference"))
+            if child is not None:
+                _measure(measured[child], measure, observation)
+    return tuple(
+        _child(position, patient, role, measured[position])
+        for position, (_, patient, role) in enumerate(cast.children)
+    )
+
+
+def _measure(fields: dict[str, int], measure: Measure, observation: Resource) -> None:
+    """Record one Observation's value unless the child already has a plausible one."""
+    if measure == "gestational_age":
+        age = None if "gestational_age_weeks" in fields else gestational_age(observation)
+        if age is not None:
+            fields["gestational_age_weeks"], fields["gestational_age_days"] = age
+    elif measure not in fields:
+        reader = birth_weight_grams if measure == "birth_weight_grams" else apgar_score
+        value = reader(observation)
+        if value is not None:
+            fields[measure] = value
+
+
+def _child(position: int, patient: Resource, role: PatientRole, fields: dict[str, int]) -> Child:
+    gender = patient.get("gender")
+    return Child(
+        birth_order=_birth_order(patient, position),
+        outcome="fetal_death" if role == "fetal_child" else "live_birth",
+        sex=gender if isinstance(gender, str) and gender in _SEXES else None,
+        birth_year=birth_year(patient),
+        birth_weight_grams=fields.get("birth_weight_grams"),
+        gestational_age_weeks=fields.get("gestational_age_weeks"),
+        gestational_age_days=fields.get("gestational_age_days"),
+        apgar_1=fields.get("apgar_1"),
+        apgar_5=fields.get("apgar_5"),
+        apgar_10=fields.get("apgar_10"),
+    )
+
+
+def _birth_order(patient: Resource, position: int) -> int:
+    """multipleBirthInteger when sane, else the child's place among the children."""
+    order = whole_number(patient.get("multipleBirthInteger"))
+    return order if order is not None and 1 <= order <= _MOST_BIRTHS else position + 1

@@ -1,0 +1,131 @@
+"""The only module that reads identifying elements, and what it derives from them.
+
+Names, full birth dates, birth times and postal codes are read here and nowhere else. What
+leaves this module is already masked: a keyed fingerprint (hex), a birth year, the mother's
+age in whole years, a three-character postal prefix, and a newborn's birth date that the
+caller passes straight back into :func:`fingerprint` and :func:`mother_age_years` and never
+stores.
+
+Fingerprint (DECISIONS.md): HMAC-SHA256 under the practice key over
+``family 0x1F given 0x1F YYYY-MM-DD``, where the name is the mother's ``official`` name
+(else her first name), each part folded to letters only (NFKD, combining marks dropped,
+casefolded, non-letters dropped; the given names are concatenated), and the date is the
+earliest newborn's birth date. A name with neither family nor given falls back to its
+``text`` as the family part. The birth time is never part of the message: senders differ in
+whether they send it, and a duplicate must not hide behind that.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import unicodedata
+from collections.abc import Mapping
+from datetime import date
+from functools import lru_cache
+from typing import Any
+
+from .dates import parse_date, parse_datetime
+from .values import as_dict, as_list, dicts
+
+_FINGERPRINT_CONTEXT = b"registry-fingerprint/v1/practice/"
+_BIRTH_TIME = "http://hl7.org/fhir/StructureDefinition/patient-birthTime"
+_SEPARATOR = "\x1f"  # keeps "ab"+"c" and "a"+"bc" apart
+_NAME_LIMIT = 1000  # characters per name part; longer parts are junk, not names
+_YOUNGEST_MOTHER, _OLDEST_MOTHER = 5, 80
+
+
+def practice_fingerprint_key(master_key: bytes, practice_id: int) -> bytes:
+    """The per-practice HMAC key, so fingerprints never match across practices."""
+    if not master_key:
+        raise ValueError("the fingerprint master key is empty")
+    message = _FINGERPRINT_CONTEXT + str(int(practice_id)).encode()
+    return hmac.digest(master_key, message, "sha256")
+
+
+def birth_year(patient: Mapping[str, Any]) -> int | None:
+    """The year of ``birthDate`` given as ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``."""
+    value = patient.get("birthDate")
+    if not isinstance(value, str) or len(value) not in (4, 7, 10):
+        return None
+    moment = parse_date(value) if len(value) == 10 else parse_datetime(value)
+    return moment.year if moment is not None else None
+
+
+def newborn_date(patient: Mapping[str, Any]) -> date | None:
+    """The full birth date: ``birthDate``, else the date part of the birthTime extension."""
+    found = parse_date(patient.get("birthDate"))
+    if found is not None:
+        return found
+    for extension in dicts(as_dict(patient.get("_birthDate")).get("extension")):
+        if extension.get("url") == _BIRTH_TIME:
+            value = extension.get("valueDateTime")
+            return parse_date(value[:10]) if isinstance(value, str) else None
+    return None
+
+
+def fingerprint(mother: Mapping[str, Any], first_birth: date | None, key: bytes) -> str | None:
+    """Keyed hash of the mother's folded name and the earliest birth date; None if either lacks."""
+    if first_birth is None:
+        return None
+    family, given = _folded_name(mother)
+    if not family and not given:
+        return None
+    message = _SEPARATOR.join((family, given, first_birth.isoformat()))
+    keyed = _keyed_hash(key).copy()
+    keyed.update(message.encode())
+    return keyed.hexdigest()
+
+
+def mother_age_years(mother: Mapping[str, Any], first_birth: date | None) -> int | None:
+    """Whole years from the mother's birth date to the birth; None when absurd or unknown."""
+    born = parse_date(mother.get("birthDate"))
+    if born is None or first_birth is None:
+        return None
+    age = (
+        first_birth.year
+        - born.year
+        - ((first_birth.month, first_birth.day) < (born.month, born.day))
+    )
+    return age if _YOUNGEST_MOTHER <= age <= _OLDEST_MOTHER else None
+
+
+def postal_prefix(mother: Mapping[str, Any]) -> str | None:
+    """First three characters of the first postal code.
+
+    A code of three characters or fewer gives None: its "prefix" would be the whole code.
+    """
+    for address in dicts(mother.get("address")):
+        code = address.get("postalCode")
+        if isinstance(code, str):
+            code = code.strip()
+            prefix = code[:3]
+            return prefix.upper() if len(code) > 3 and prefix.isalnum() else None
+    return None
+
+
+@lru_cache(maxsize=64)  # one per practice in flight; copying a keyed HMAC beats re-keying
+def _keyed_hash(key: bytes) -> hmac.HMAC:
+    return hmac.new(key, digestmod=hashlib.sha256)
+
+
+def _folded_name(mother: Mapping[str, Any]) -> tuple[str, str]:
+    names = list(dicts(mother.get("name")))
+    chosen = next((name for name in names if name.get("use") == "official"), None)
+    name = chosen or (names[0] if names else {})
+    family = _fold(name.get("family"))
+    given = "".join(_fold(part) for part in as_list(name.get("given")))
+    if not family and not given:
+        family = _fold(name.get("text"))
+    return family, given
+
+
+def _fold(value: object) -> str:
+    if not isinstance(value, str) or len(value) > _NAME_LIMIT:
+        return ""
+    folded = value.casefold()
+    if not folded.isascii():
+        # casefolding can itself produce decomposable characters, hence NFKD after it too;
+        # combining marks are not letters, so the isalpha filter drops them
+        folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", value).casefold())
+    return "".join(filter(str.isalpha, folded))

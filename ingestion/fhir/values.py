@@ -1,0 +1,114 @@
+"""Total accessors for decoded JSON: every function accepts any value and never raises.
+
+The mapping walks plain dicts produced by a JSON decoder, and a submitted Bundle may hold
+anything anywhere. Reading through these helpers keeps the walk total without a
+``try``/``except`` around each step: a wrong type simply reads as absent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+# Beyond this magnitude an integer is junk for every quantity we read, and float() of a
+# very large int raises OverflowError, so it is refused before conversion.
+_INT_LIMIT = 10**15
+
+LOINC_SYSTEMS = frozenset({"http://loinc.org", "urn:oid:2.16.840.1.113883.6.1"})
+
+
+def as_dict(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else EMPTY
+
+
+def as_list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def as_str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def dicts(value: object) -> list[Mapping[str, Any]]:
+    """The dict items of a JSON array (other items skipped)."""
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, dict)]
+
+
+def first_dict(value: object) -> Mapping[str, Any]:
+    """The first dict item of a JSON array, else an empty mapping."""
+    for item in as_list(value):
+        if isinstance(item, dict):
+            return item
+    return EMPTY
+
+
+def finite_number(value: object) -> float | None:
+    """A JSON number as a finite float; booleans, NaN, infinities and huge ints are None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return float(value) if -_INT_LIMIT < value < _INT_LIMIT else None
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    return None
+
+
+def whole_number(value: object) -> int | None:
+    """A JSON number with no fractional part (7 or 7.0), else None."""
+    number = finite_number(value)
+    if number is None or not number.is_integer():
+        return None
+    return int(number)
+
+
+def codings(codeable_concept: object) -> list[tuple[object, str]]:
+    """(system, code) for each coding of a CodeableConcept whose code is a string."""
+    if not isinstance(codeable_concept, dict):
+        return []
+    return [
+        (coding.get("system"), coding["code"])
+        for coding in dicts(codeable_concept.get("coding"))
+        if isinstance(coding.get("code"), str)
+    ]
+
+
+def has_code(codeable_concept: object, code: str) -> bool:
+    """Whether any coding carries ``code``, whatever its system."""
+    return any(found == code for _, found in codings(codeable_concept))
+
+
+def loinc_codes(codeable_concept: object) -> list[str]:
+    """Codes of the LOINC codings (a coding with no system is taken as LOINC)."""
+    return [
+        code
+        for system, code in codings(codeable_concept)
+        if system is None or (isinstance(system, str) and system in LOINC_SYSTEMS)
+    ]
+
+
+def clean_key(value: object, limit: int) -> str | None:
+    """A string stripped of surrounding whitespace; None when empty or longer than ``limit``.
+
+    For keys (ids, chart numbers): cutting one short could make two distinct keys equal.
+    """
+    if not isinstance(value, str) or len(value) > limit * 4:
+        return None
+    text = value.strip()
+    return text if 0 < len(text) <= limit else None
+
+
+def short_text(value: object, limit: int) -> str | None:
+    """A string with whitespace collapsed and cut to ``limit`` characters; None when empty.
+
+    For labels shown to people (display names), where a cut value is still useful.
+    """
+    if not isinstance(value, str):
+        return None
+    text = " ".join(value[: limit * 4].split())[:limit].strip()
+    return text or None
