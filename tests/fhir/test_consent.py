@@ -67,7 +67,8 @@ def test_only_the_first_consent_is_read() -> None:
 def test_the_consent_datetime_is_kept_as_an_aware_datetime(value: str, expected: datetime) -> None:
     found = decision(consent("active", dateTime=value))[1]
     assert found == expected
-    assert found is not None and found.tzinfo is not None
+    assert found is not None
+    assert found.tzinfo is not None
 
 
 @pytest.mark.parametrize("value", ["yesterday", "2024-02-30", "2024-03-01T25:00:00Z", 20240301, ""])
