@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from registry.models import Membership, Practice
+from registry.services import membership_add
+
+
+class Command(BaseCommand):
+    help = (
+        "Make a user a member of a practice, or change their role: "
+        "addmember SLUG USERNAME [--role staff|reviewer] [--create-user]"
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug", help="the practice's slug")
+        parser.add_argument("username", help="an existing Django user")
+        parser.add_argument(
+            "--role",
+            default=Membership.Role.STAFF,
+            choices=Membership.Role.values,
+            help="staff manage the API key; reviewers see it read-only (default staff)",
+        )
+        parser.add_argument(
+            "--create-user",
+            action="store_true",
+            help="create the user (without a password; set one with changepassword)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        slug, username = options["slug"], options["username"]
+        practice = Practice.objects.filter(slug=slug).first()
+        if practice is None:
+            raise CommandError(f"No practice {slug!r}; create it with: createpractice {slug}")
+        user = self._user(username, create=options["create_user"])
+        try:
+            membership, created = membership_add(practice=practice, user=user, role=options["role"])
+        except ValidationError as error:
+            raise CommandError(error.messages[0]) from None
+        verb = "Added" if created else "Updated"
+        self.stdout.write(f"{verb} {user.get_username()} in {practice.slug} as {membership.role}")
+
+    def _user(self, username: str, *, create: bool) -> User:
+        user = User.objects.filter(username=username).first()
+        if user is not None:
+            return user
+        if not create:
+            raise CommandError(
+                f"No user {username!r}; pass --create-user, or create one with createsuperuser."
+            )
+        user = User.objects.create_user(username)  # unusable password until changepassword
+        self.stdout.write(
+            f"Created user {username}; set a password with: changepassword {username}"
+        )
+        return user
