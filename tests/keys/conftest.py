@@ -10,6 +10,12 @@ from registry.models import Membership, Practice
 PASSWORD = "correct horse battery staple"
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings) -> None:
+    """Signing in is exercised, not password hashing: a fast hasher keeps the tests quick."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def practice(db) -> Practice:
     return Practice.objects.create(slug="st-mary", name="St Mary's")
