@@ -165,7 +165,24 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_timeout": 5,
 }
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+
+# --- The ingestion pipeline (README "Pipeline") ---------------------------------------------
+REGISTRY_CHUNK_ENTRIES = env.int("REGISTRY_CHUNK_ENTRIES", default=250)
+REGISTRY_CHUNK_BYTES = env.int("REGISTRY_CHUNK_BYTES", default=4 * 1024 * 1024)
+REGISTRY_LEASE_SECONDS = env.int("REGISTRY_LEASE_SECONDS", default=120)
+REGISTRY_MAX_ATTEMPTS = env.int("REGISTRY_MAX_ATTEMPTS", default=5)
+REGISTRY_RECOVERY_INTERVAL_SECONDS = env.float("REGISTRY_RECOVERY_INTERVAL_SECONDS", default=30)
+REGISTRY_RECOVERY_GRACE_SECONDS = env.int("REGISTRY_RECOVERY_GRACE_SECONDS", default=30)
+REGISTRY_REQUEUE_AFTER_SECONDS = env.int("REGISTRY_REQUEUE_AFTER_SECONDS", default=600)
+REGISTRY_RATE_LIMIT = "120/m"  # spec section 8: per key, per endpoint
+RATELIMIT_FAIL_OPEN = True
+REGISTRY_POLL_RETRY_AFTER_SECONDS = env.int("REGISTRY_POLL_RETRY_AFTER_SECONDS", default=2)
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    "recover-ingestions": {
+        "task": "ingestion.tasks.recover_ingestions",
+        "schedule": REGISTRY_RECOVERY_INTERVAL_SECONDS,
+    },
+}
 
 # --- REST framework and OpenAPI -------------------------------------------------------------
 REST_FRAMEWORK: dict[str, Any] = {
@@ -186,6 +203,10 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "ingestion.api.schema.add_components",
+    ],
 }
 
 # --- Auth, static, i18n ---------------------------------------------------------------------

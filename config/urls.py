@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from config.health import healthz
 
@@ -8,6 +9,9 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("api/registry/fhir/", include("ingestion.api.urls")),
+    path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="openapi"), name="docs"),
     path(
         "settings/",
         RedirectView.as_view(pattern_name="keys:key", query_string=True),

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
+from django.utils import timezone
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z"
 slug_validator = RegexValidator(
@@ -48,3 +51,168 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.practice} ({self.role})"
+
+
+class Record(models.Model):
+    """One course of care, masked: only what DECISIONS.md ("What is stored") allows.
+
+    The chart number (``external_record_id``) is unique per practice. The row holds the
+    current version; every version's values are kept in :class:`RecordVersion`.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    practice = models.ForeignKey(Practice, on_delete=models.PROTECT, related_name="records")
+    external_record_id = models.CharField(max_length=200)
+    version = models.PositiveIntegerField(default=1)
+    voided = models.BooleanField(default=False)
+    voided_at = models.DateTimeField(null=True, blank=True)
+    suspected_duplicate = models.BooleanField(default=False)
+    resembles = models.ManyToManyField(
+        "self", through="DuplicateLink", symmetrical=False, related_name="resembled_by"
+    )
+    merged_into = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="merged_records"
+    )
+    fingerprint = models.CharField(max_length=64, null=True, blank=True)
+    ig_version = models.CharField(max_length=64, null=True, blank=True)
+    consent_granted = models.BooleanField(default=False)
+    consent_datetime = models.DateTimeField(null=True, blank=True)
+    source_updated_at = models.DateTimeField(
+        null=True, blank=True, help_text="meta.lastUpdated or timestamp: the stale-update guard."
+    )
+    birth_year = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Birth year of the earliest child, for year filters."
+    )
+    mother_age_years = models.PositiveSmallIntegerField(null=True, blank=True)
+    mother_postal_prefix = models.CharField(max_length=3, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["practice", "external_record_id"], name="chart_number_unique_per_practice"
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["practice", "fingerprint"],
+                condition=models.Q(voided=False),
+                name="record_live_fingerprint",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.practice_id}/{self.external_record_id} v{self.version}"
+
+
+class Child(models.Model):
+    class Outcome(models.TextChoices):
+        LIVE_BIRTH = "live_birth", "Live birth"
+        FETAL_DEATH = "fetal_death", "Fetal death"
+
+    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="children")
+    birth_order = models.PositiveSmallIntegerField()
+    outcome = models.CharField(max_length=20, choices=Outcome.choices)
+    sex = models.CharField(max_length=10, null=True, blank=True)
+    birth_year = models.PositiveSmallIntegerField(null=True, blank=True)
+    birth_weight_grams = models.PositiveIntegerField(null=True, blank=True)
+    gestational_age_weeks = models.PositiveSmallIntegerField(null=True, blank=True)
+    gestational_age_days = models.PositiveSmallIntegerField(null=True, blank=True)
+    apgar_1 = models.PositiveSmallIntegerField(null=True, blank=True)
+    apgar_5 = models.PositiveSmallIntegerField(null=True, blank=True)
+    apgar_10 = models.PositiveSmallIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["record", "birth_order"]
+
+
+class Provider(models.Model):
+    """A practitioner, unique per practice by stable id. Unlike patients, named (spec 2.3)."""
+
+    class Role(models.TextChoices):
+        MIDWIFE = "midwife", "Midwife"
+        DOULA = "doula", "Doula"
+        NURSE = "nurse", "Nurse"
+        ASSISTANT = "assistant", "Assistant"
+        OTHER = "other", "Other"
+
+    practice = models.ForeignKey(Practice, on_delete=models.PROTECT, related_name="providers")
+    stable_id = models.CharField(max_length=200)
+    npi = models.CharField(max_length=20, null=True, blank=True)
+    display_name = models.CharField(max_length=200, blank=True)
+    credentials = models.CharField(max_length=200, blank=True)
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.OTHER)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["practice", "stable_id"], name="provider_unique_per_practice"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name or self.stable_id
+
+
+class Attendance(models.Model):
+    """Who attended the birth (a participant typed ATND) and who was present."""
+
+    class Kind(models.TextChoices):
+        ATTENDED = "attended", "Attended"
+        PRESENT = "present", "Present"
+
+    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="attendances")
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="attendances")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["record", "provider", "kind"], name="attendance_once_per_kind"
+            )
+        ]
+
+
+class Transfer(models.Model):
+    class Kind(models.TextChoices):
+        MATERNAL_TRANSFER_IN = "maternal_transfer_in", "Mother transferred in"
+        INFANT_TRANSFER_OUT = "infant_transfer_out", "Infant transferred out"
+
+    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="transfers")
+    kind = models.CharField(max_length=30, choices=Kind.choices)
+
+
+class DuplicateLink(models.Model):
+    """``record`` was flagged because its fingerprint matched ``resembles`` on arrival."""
+
+    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="duplicate_links")
+    resembles = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["record", "resembles"], name="duplicate_link_once")
+        ]
+
+
+class RecordVersion(models.Model):
+    """Each version's masked values, so an amendment never loses what it replaced."""
+
+    class Change(models.TextChoices):
+        CREATED = "created", "Created"
+        AMENDED = "amended", "Amended"
+        VOIDED = "voided", "Voided"
+        REVIVED = "revived", "Re-sent after voiding"
+
+    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    change = models.CharField(max_length=10, choices=Change.choices)
+    values = models.JSONField(help_text="The record's masked values at this version.")
+    ingestion_id = models.UUIDField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["record", "created_at", "id"]
+        indexes = [models.Index(fields=["record", "version"], name="record_version")]

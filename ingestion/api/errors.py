@@ -71,7 +71,7 @@ def _outcome_for(exc: Exception) -> FhirError | None:
     if isinstance(exc, exceptions.UnsupportedMediaType):
         return FhirError(415, "not-supported", str(exc.detail))
     if isinstance(exc, exceptions.Throttled):
-        return RateLimited(int(exc.wait or 60))
+        return RateLimited(int(getattr(exc, "wait", None) or 60))
     if isinstance(exc, exceptions.ParseError):
         return FhirError(400, "structure", str(exc.detail), expression="Bundle")
     if isinstance(exc, exceptions.APIException):

@@ -1,0 +1,38 @@
+"""120 requests per minute per API key and per endpoint, counted in the shared cache.
+
+django-ratelimit keeps the counters in the Django cache (Redis in production), so the limit
+holds across gunicorn processes and machines. If the cache cannot be reached the limiter
+fails open: a submission is worth more than a rate limit, and it is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django_ratelimit.core import get_usage
+from rest_framework.request import Request
+
+from ingestion.api.errors import RateLimited
+
+log = logging.getLogger(__name__)
+
+
+def _per_key(group: str, request: Request) -> str:
+    return str(getattr(request.auth, "prefix", ""))
+
+
+def enforce_rate_limit(request: Request, *, group: str) -> None:
+    try:
+        usage = get_usage(
+            request,
+            group=f"registry.{group}",
+            key=_per_key,
+            rate=settings.REGISTRY_RATE_LIMIT,
+            increment=True,
+        )
+    except Exception as error:  # the cache is down: let the request through
+        log.warning("rate limiter unavailable, failing open (%s)", type(error).__name__)
+        return
+    if usage is not None and usage["should_limit"]:
+        raise RateLimited(retry_after=int(usage["time_left"]))

@@ -1,0 +1,149 @@
+"""The two FHIR endpoints. They check the request, call one service, and answer."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework.decorators import api_view, authentication_classes, permission_classes
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ingestion.api import schema
+from ingestion.api.errors import FhirError
+from ingestion.api.ratelimit import enforce_rate_limit
+from ingestion.fhir.outcome import error_outcome
+from ingestion.models import Ingestion
+from ingestion.selectors import ingestion_get, ingestion_receipt
+from ingestion.services import ingestion_for_key, ingestion_submit
+from ingestion.submission import NotABundle, parse_submission
+from keys.authentication import ApiKeyAuthentication
+from keys.models import INGEST_READ, INGEST_WRITE, ApiKey
+from keys.permissions import HasScope
+from registry.models import Practice
+
+FHIR_MEDIA_TYPES = {"application/fhir+json", "application/json"}
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+
+
+class RegistryApiView(APIView):
+    authentication_classes = [ApiKeyAuthentication]
+    permission_classes = [HasScope]
+
+    def practice(self, request: Request) -> Practice:
+        """The key's practice (HasScope has let only requests with an ApiKey through)."""
+        return cast(ApiKey, request.auth).practice
+
+
+class SubmitBundleView(RegistryApiView):
+    required_scope = INGEST_WRITE
+
+    @schema.submit
+    def post(self, request: Request) -> Response:
+        enforce_rate_limit(request, group="submit")
+        practice = self.practice(request)
+        idempotency_key = _idempotency_key(request)
+        earlier = ingestion_for_key(practice=practice, idempotency_key=idempotency_key)
+        if earlier is not None:
+            return _accepted(request, earlier)  # a retry: the original answer, nothing new
+        _check_content_type(request)
+        body = _read_body(request)
+        try:
+            submission = parse_submission(
+                body,
+                chunk_entries=settings.REGISTRY_CHUNK_ENTRIES,
+                chunk_bytes=settings.REGISTRY_CHUNK_BYTES,
+            )
+        except NotABundle as error:
+            raise FhirError(
+                400, "structure", str(error), expression="Bundle.resourceType"
+            ) from None
+        ingestion, _ = ingestion_submit(
+            practice=practice, submission=submission, idempotency_key=idempotency_key
+        )
+        return _accepted(request, ingestion)
+
+
+class IngestionStatusView(RegistryApiView):
+    required_scope = INGEST_READ
+
+    @schema.status
+    def get(self, request: Request, ingestion: str) -> Response:
+        enforce_rate_limit(request, group="status")
+        found = ingestion_get(practice=self.practice(request), ingestion_id=ingestion)
+        if found is None:
+            raise FhirError(404, "not-found", "No ingestion with this id for this practice.")
+        headers = {}
+        if not found.finished:
+            headers["Retry-After"] = str(settings.REGISTRY_POLL_RETRY_AFTER_SECONDS)
+        return Response(ingestion_receipt(found), headers=headers, content_type="application/json")
+
+
+def _accepted(request: Request, ingestion: Ingestion) -> Response:
+    url = request.build_absolute_uri(reverse("ingestion-status", args=[ingestion.id]))
+    body = error_outcome(
+        "informational",
+        f"Accepted: ingestion {ingestion.id} is queued. Poll {url} until its status is "
+        f"completed or failed.",
+        severity="information",
+    )
+    return Response(body, status=202, headers={"Content-Location": url})
+
+
+def _idempotency_key(request: Request) -> str | None:
+    value = request.headers.get(IDEMPOTENCY_HEADER)
+    if value is None:
+        return None
+    if not 1 <= len(value) <= 255 or not all(" " <= c <= "~" for c in value):
+        raise FhirError(
+            400,
+            "invalid",
+            f"The {IDEMPOTENCY_HEADER} header must be 1 to 255 printable ASCII characters.",
+        )
+    return value
+
+
+def _check_content_type(request: Request) -> None:
+    media_type = (request.content_type or "").split(";")[0].strip().lower()
+    if media_type not in FHIR_MEDIA_TYPES:
+        raise FhirError(
+            415,
+            "not-supported",
+            "Content-Type must be application/fhir+json (or application/json).",
+        )
+
+
+def _read_body(request: Request) -> bytes:
+    limit = settings.REGISTRY_MAX_BODY_BYTES
+    too_large = FhirError(
+        413,
+        "too-costly",
+        f"The body is larger than the limit of {limit} bytes.",
+        expression="Bundle",
+    )
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > limit:
+        raise too_large
+    try:
+        body: bytes = request.body
+    except RequestDataTooBig:
+        raise too_large from None
+    if len(body) > limit:
+        raise too_large
+    return body
+
+
+@extend_schema(exclude=True)
+@api_view(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
+@authentication_classes([])
+@permission_classes([])
+def api_not_found(request: Request) -> Response:
+    """Anything else under the API answers with an OperationOutcome, not an HTML page."""
+    raise FhirError(404, "not-found", "No such endpoint under /api/registry/fhir/.")

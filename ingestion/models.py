@@ -1,0 +1,108 @@
+"""An ingestion is one submitted Bundle on its way through the pipeline.
+
+``queued`` (created by the submit call) -> ``processing`` (a worker holds a lease) ->
+``completed`` or ``failed``. The payload waits, encrypted, in :class:`StagedChunk` rows; each
+chunk is deleted in the same transaction that stores its records and its part of the receipt
+(:class:`OutcomeChunk`), so progress is committed with the records it describes and a
+worker killed at any point leaves exactly the unprocessed chunks behind.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from django.db import models
+from django.utils import timezone
+
+from registry.models import Practice
+
+
+class Ingestion(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        PROCESSING = "processing", "Processing"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Failed"
+
+    class Kind(models.TextChoices):
+        SINGLE = "single", "One course of care"
+        BATCH = "batch", "Batch of courses of care"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    practice = models.ForeignKey(Practice, on_delete=models.PROTECT, related_name="ingestions")
+    idempotency_key = models.CharField(max_length=255, null=True, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    body_bytes = models.PositiveBigIntegerField(default=0)
+    entry_count = models.PositiveIntegerField(default=0)
+    chunk_count = models.PositiveIntegerField(default=0)
+    accepted_count = models.PositiveIntegerField(default=0)
+    rejected_count = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    failure = models.JSONField(null=True, blank=True, help_text="OperationOutcome when failed.")
+
+    queued_at = models.DateTimeField(default=timezone.now)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    failed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["practice", "idempotency_key"],
+                condition=models.Q(idempotency_key__isnull=False),
+                name="idempotency_key_once_per_practice",
+            )
+        ]
+        indexes = [
+            models.Index(
+                fields=["status", "lease_expires_at"],
+                condition=models.Q(status__in=["queued", "processing"]),
+                name="ingestion_unfinished",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.COMPLETED, self.Status.FAILED)
+
+    @property
+    def finished_at(self) -> datetime | None:
+        """The receipt's ``completedAt``: when it completed, or when it was given up."""
+        return self.completed_at or self.failed_at
+
+
+class StagedChunk(models.Model):
+    """Part of a submitted payload, encrypted (AES-256-GCM), until it has been processed."""
+
+    ingestion = models.ForeignKey(Ingestion, on_delete=models.CASCADE, related_name="chunks")
+    seq = models.PositiveIntegerField()
+    first_index = models.PositiveIntegerField(help_text="Bundle.entry index of its first entry.")
+    entry_count = models.PositiveIntegerField()
+    ciphertext = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["ingestion", "seq"], name="staged_chunk_once")
+        ]
+
+
+class OutcomeChunk(models.Model):
+    """The receipt entries of one processed chunk, written with the records they describe."""
+
+    ingestion = models.ForeignKey(Ingestion, on_delete=models.CASCADE, related_name="outcomes")
+    seq = models.PositiveIntegerField()
+    accepted = models.JSONField(default=list)
+    rejected = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["ingestion", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["ingestion", "seq"], name="outcome_chunk_once")
+        ]

@@ -1,0 +1,233 @@
+"""Processing an ingestion: claim it, apply its chunks one transaction each, finish it.
+
+Exactly once, whatever happens to the worker:
+
+* A worker *claims* an ingestion by taking a lease (``lease_expires_at``); another worker may
+  claim it only once the lease has run out, which is how a killed worker's ingestion is
+  picked up again (by redelivery or by :func:`ingestion_recover`).
+* Each chunk is applied in one transaction that also writes the chunk's receipt entries and
+  deletes the staged chunk. A chunk is therefore either fully applied and gone, or not
+  applied and still staged: progress is committed with the records it describes.
+* The chunk transaction locks the ingestion row, so chunks apply in order even if two
+  workers hold the same ingestion, and the practice's advisory lock, so two ingestions of
+  one practice touching the same chart or fingerprint produce the outcome of a serial order.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+from uuid import UUID
+
+import msgspec
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Exists, F, OuterRef, Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from ingestion.apply import ChunkOutcome, records_apply
+from ingestion.fhir import Rejection, Result, map_batch_entry, map_single
+from ingestion.fhir import practice_fingerprint_key as derive_fingerprint_key
+from ingestion.fhir.outcome import error_outcome
+from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
+from ingestion.staging import decrypt_chunk
+from registry.models import Practice
+
+log = logging.getLogger(__name__)
+
+# pg_advisory_xact_lock(namespace, practice id): one namespace for "applying to a practice".
+PRACTICE_LOCK_NAMESPACE = 0x52_47_4B  # "RGK"
+
+_entries_decoder = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    ingestion_id: UUID
+    practice_id: int
+    kind: str
+    attempts: int
+
+
+def ingestion_process(ingestion_id: UUID) -> None:
+    """Process what is left of an ingestion. Safe to run twice, or concurrently."""
+    claim = _claim(ingestion_id)
+    if claim is None:
+        return
+    if claim.attempts > settings.REGISTRY_MAX_ATTEMPTS:
+        ingestion_fail(
+            ingestion_id,
+            f"The ingestion could not be processed after {settings.REGISTRY_MAX_ATTEMPTS} "
+            f"attempts.",
+        )
+        return
+    key = derive_fingerprint_key(settings.REGISTRY_FINGERPRINT_KEY.encode(), claim.practice_id)
+    while _process_next_chunk(claim, key):
+        pass
+    _complete(ingestion_id)
+
+
+def _lease_end() -> Any:
+    return timezone.now() + timedelta(seconds=settings.REGISTRY_LEASE_SECONDS)
+
+
+def _claim(ingestion_id: UUID) -> Claim | None:
+    now = timezone.now()
+    claimable = Q(status=Ingestion.Status.QUEUED) | Q(
+        status=Ingestion.Status.PROCESSING, lease_expires_at__lt=now
+    )
+    claimed = (
+        Ingestion.objects.filter(claimable, id=ingestion_id).update(
+            status=Ingestion.Status.PROCESSING,
+            started_at=Coalesce("started_at", now),
+            lease_expires_at=_lease_end(),
+            attempts=F("attempts") + 1,
+        )
+        == 1
+    )
+    if not claimed:
+        return None  # finished, or another worker holds a live lease
+    row = Ingestion.objects.values("practice_id", "kind", "attempts").get(id=ingestion_id)
+    return Claim(ingestion_id, row["practice_id"], row["kind"], row["attempts"])
+
+
+def _process_next_chunk(claim: Claim, fingerprint_key: bytes) -> bool:
+    staged = (
+        StagedChunk.objects.filter(ingestion_id=claim.ingestion_id)
+        .order_by("seq")
+        .values("id", "seq", "first_index", "ciphertext")
+        .first()
+    )
+    if staged is None:
+        return False
+    plaintext = decrypt_chunk(
+        bytes(staged["ciphertext"]), ingestion_id=claim.ingestion_id, seq=staged["seq"]
+    )
+    # Mapping is pure and needs no lock: do it before the transaction to keep that short.
+    results = map_chunk(claim.kind, plaintext, staged["first_index"], fingerprint_key)
+    del plaintext
+    with transaction.atomic():
+        locked = (
+            Ingestion.objects.select_for_update()
+            .filter(id=claim.ingestion_id, status=Ingestion.Status.PROCESSING)
+            .values_list("practice", flat=True)
+        )
+        if not locked or not StagedChunk.objects.filter(id=staged["id"]).exists():
+            return bool(locked)  # another worker applied this chunk; go on to the next
+        _lock_practice(claim.practice_id)
+        outcome = records_apply(
+            practice=Practice(id=claim.practice_id),
+            results=results,
+            ingestion_id=claim.ingestion_id,
+        )
+        _record_progress(claim.ingestion_id, staged["seq"], staged["id"], outcome)
+    return True
+
+
+def map_chunk(kind: str, plaintext: bytes, first_index: int, key: bytes) -> list[Result]:
+    """Decode a staged chunk and map it with the pure core (no I/O)."""
+    if kind == Ingestion.Kind.SINGLE:
+        try:
+            bundle = msgspec.json.decode(plaintext)
+        except (msgspec.DecodeError, ValueError):
+            return [_undecodable("Bundle")]
+        return [map_single(bundle, fingerprint_key=key)]
+    results: list[Result] = []
+    for offset, raw in enumerate(_entries_decoder.decode(plaintext)):
+        index = first_index + offset
+        try:
+            entry = msgspec.json.decode(raw)
+        except (msgspec.DecodeError, ValueError):
+            results.append(_undecodable(f"Bundle.entry[{index}]"))
+            continue
+        result = map_batch_entry(entry, index, fingerprint_key=key)
+        if result is not None:
+            results.append(result)
+    return results
+
+
+def _undecodable(reference: str) -> Rejection:
+    return Rejection(
+        reference=reference,
+        operation_outcome=error_outcome(
+            "structure", "The entry could not be decoded as JSON.", expression=reference
+        ),
+    )
+
+
+def _lock_practice(practice_id: int) -> None:
+    if connection.vendor != "postgresql":
+        return  # the embedded default (SQLite) serialises every write anyway
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(%s, %s)", [PRACTICE_LOCK_NAMESPACE, practice_id]
+        )
+
+
+def _record_progress(ingestion_id: UUID, seq: int, chunk_id: int, outcome: ChunkOutcome) -> None:
+    OutcomeChunk.objects.create(
+        ingestion_id=ingestion_id, seq=seq, accepted=outcome.accepted, rejected=outcome.rejected
+    )
+    StagedChunk.objects.filter(id=chunk_id).delete()
+    Ingestion.objects.filter(id=ingestion_id).update(
+        accepted_count=F("accepted_count") + len(outcome.accepted),
+        rejected_count=F("rejected_count") + len(outcome.rejected),
+        lease_expires_at=_lease_end(),
+    )
+
+
+def _complete(ingestion_id: UUID) -> None:
+    staged = StagedChunk.objects.filter(ingestion_id=OuterRef("id"))
+    Ingestion.objects.filter(id=ingestion_id, status=Ingestion.Status.PROCESSING).filter(
+        ~Exists(staged)
+    ).update(
+        status=Ingestion.Status.COMPLETED,
+        completed_at=timezone.now(),
+        lease_expires_at=None,
+    )
+
+
+def ingestion_fail(ingestion_id: UUID, diagnostics: str) -> None:
+    """Give up on an ingestion as a whole: ``failed``, its staged payload purged."""
+    with transaction.atomic():
+        locked = (
+            Ingestion.objects.select_for_update()
+            .filter(id=ingestion_id)
+            .exclude(status__in=[Ingestion.Status.COMPLETED, Ingestion.Status.FAILED])
+        )
+        if not locked.exists():
+            return
+        StagedChunk.objects.filter(ingestion_id=ingestion_id).delete()
+        locked.update(
+            status=Ingestion.Status.FAILED,
+            failed_at=timezone.now(),
+            lease_expires_at=None,
+            failure=error_outcome("exception", diagnostics, expression="Bundle"),
+        )
+    log.error("ingestion %s failed: %s", ingestion_id, diagnostics)
+
+
+def ingestion_release(ingestion_id: UUID) -> None:
+    """Let the lease run out now, so a retry or the recovery can claim it at once."""
+    Ingestion.objects.filter(id=ingestion_id, status=Ingestion.Status.PROCESSING).update(
+        lease_expires_at=timezone.now()
+    )
+
+
+def ingestions_to_recover(limit: int = 500) -> list[UUID]:
+    """Queued ones whose message may be lost, and processing ones whose lease has run out."""
+    now = timezone.now()
+    requeue_before = now - timedelta(seconds=settings.REGISTRY_REQUEUE_AFTER_SECONDS)
+    grace = now - timedelta(seconds=settings.REGISTRY_RECOVERY_GRACE_SECONDS)
+    lost = Q(status=Ingestion.Status.QUEUED) & (
+        Q(enqueued_at__isnull=True, queued_at__lt=grace) | Q(enqueued_at__lt=requeue_before)
+    )
+    abandoned = Q(status=Ingestion.Status.PROCESSING, lease_expires_at__lt=now)
+    return list(
+        Ingestion.objects.filter(lost | abandoned)
+        .order_by("queued_at")
+        .values_list("id", flat=True)[:limit]
+    )

@@ -1,0 +1,45 @@
+"""Reads for the status endpoint."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from ingestion.models import Ingestion, OutcomeChunk
+from registry.models import Practice
+
+
+def ingestion_get(*, practice: Practice, ingestion_id: str) -> Ingestion | None:
+    """The practice's ingestion with this id; None for unknown, malformed or foreign ids."""
+    try:
+        identifier = UUID(ingestion_id)
+    except ValueError:
+        return None
+    return Ingestion.objects.filter(id=identifier, practice=practice).first()
+
+
+def ingestion_receipt(ingestion: Ingestion) -> dict[str, Any]:
+    """The receipt of spec 2.6, with ``outcome`` as DECISIONS.md describes it."""
+    return {
+        "id": str(ingestion.id),
+        "status": ingestion.status,
+        "accepted": ingestion.accepted_count,
+        "rejected": ingestion.rejected_count,
+        "outcome": _outcome(ingestion),
+        "completedAt": ingestion.finished_at.isoformat() if ingestion.finished_at else None,
+    }
+
+
+def _outcome(ingestion: Ingestion) -> dict[str, Any] | None:
+    if not ingestion.finished:
+        return None
+    accepted: list[dict[str, Any]] = []
+    rejected: list[dict[str, Any]] = []
+    for chunk in OutcomeChunk.objects.filter(ingestion=ingestion).order_by("seq"):
+        accepted.extend(chunk.accepted)
+        rejected.extend(chunk.rejected)
+    if ingestion.failure is not None:
+        rejected.append({"reference": "Bundle", "operation_outcome": ingestion.failure})
+    if not accepted and not rejected:
+        return None
+    return {"accepted": accepted, "rejected": rejected}

@@ -1,0 +1,168 @@
+"""Checking a submitted body at the door, and cutting it into chunks to stage.
+
+The submit call must answer within milliseconds and must not map records, yet a body that is
+not a JSON FHIR Bundle has to be refused there (400). msgspec validates the whole document in
+C and hands back each ``Bundle.entry`` as a zero-copy ``Raw`` slice, so even a 70 MB batch is
+checked and cut without building its Python objects. Whether it is one course of care or a
+batch is decided by the pure core (:func:`ingestion.fhir.submission_kind`) from each entry's
+resource type and request method.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+import msgspec
+
+from ingestion.fhir import submission_kind
+
+UTF8_CHECK_SLICE = 1 << 20
+
+
+class NotABundle(Exception):
+    """The body is not a JSON FHIR Bundle. The message is safe to show: it echoes no content."""
+
+
+class _Resource(msgspec.Struct):
+    resourceType: object = None
+
+
+class _Request(msgspec.Struct):
+    method: object = None
+
+
+_NULL = msgspec.Raw(b"null")
+
+
+class _EntryHead(msgspec.Struct):
+    resource: msgspec.Raw = _NULL
+    request: msgspec.Raw = _NULL
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    seq: int
+    first_index: int
+    entry_count: int
+    plaintext: bytes  # single: the whole Bundle; batch: a JSON array of entries
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """A checked body. ``chunks()`` builds each chunk's bytes only when it is asked for."""
+
+    kind: Literal["single", "batch"]
+    body: bytes
+    entries: list[msgspec.Raw]
+    bounds: tuple[tuple[int, int], ...]  # (first entry index, entry count) per chunk
+
+    @property
+    def entry_count(self) -> int:
+        return len(self.entries)
+
+    def chunks(self) -> Iterator[Chunk]:
+        if self.kind == "single":
+            yield Chunk(0, 0, len(self.entries), bytes(self.body))
+            return
+        for seq, (first, count) in enumerate(self.bounds):
+            pieces = [bytes(raw) for raw in self.entries[first : first + count]]
+            yield Chunk(seq, first, count, b"[" + b",".join(pieces) + b"]")
+
+
+_top_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_entries_decoder = msgspec.json.Decoder(list[msgspec.Raw])
+_head_decoder = msgspec.json.Decoder(_EntryHead)
+_resource_decoder = msgspec.json.Decoder(_Resource)
+_request_decoder = msgspec.json.Decoder(_Request)
+
+
+def parse_submission(body: bytes, *, chunk_entries: int, chunk_bytes: int) -> Submission:
+    if not body.strip():
+        raise NotABundle("The request body is empty; expected a JSON FHIR Bundle.")
+    top = _decode_top(body)
+    _check_utf8(body)
+    if _decode_value(top.get("resourceType")) != "Bundle":
+        raise NotABundle("resourceType must be 'Bundle'.")
+    entries = _decode_entries(top.get("entry"))
+    heads = [_entry_head(raw) for raw in entries]
+    kind = submission_kind(_decode_value(top.get("type")), heads)
+    bounds = (
+        ((0, len(entries)),) if kind == "single" else _bounds(entries, chunk_entries, chunk_bytes)
+    )
+    return Submission(kind=kind, body=body, entries=entries, bounds=bounds)
+
+
+def _decode_top(body: bytes) -> dict[str, msgspec.Raw]:
+    try:
+        return _top_decoder.decode(body)
+    except msgspec.ValidationError:
+        raise NotABundle("The body is JSON but not an object; expected a FHIR Bundle.") from None
+    except msgspec.DecodeError as error:
+        # msgspec names the byte offset, never the content.
+        raise NotABundle(f"The body is not valid JSON: {error}.") from None
+
+
+def _check_utf8(body: bytes) -> None:
+    """msgspec skips over strings inside Raw values without checking their encoding."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(body)
+    try:
+        for start in range(0, len(view), UTF8_CHECK_SLICE):
+            decoder.decode(view[start : start + UTF8_CHECK_SLICE])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise NotABundle("The body is not valid UTF-8 JSON.") from None
+
+
+def _decode_value(raw: msgspec.Raw | None) -> object:
+    if raw is None:
+        return None
+    return msgspec.json.decode(raw) if len(raw) < 256 else None
+
+
+def _decode_entries(raw: msgspec.Raw | None) -> list[msgspec.Raw]:
+    if raw is None:
+        return []
+    try:
+        return _entries_decoder.decode(raw)
+    except msgspec.ValidationError:
+        return []  # not an array: the mapping reports it as a structural rejection
+
+
+def _entry_head(raw: msgspec.Raw) -> tuple[object, object]:
+    """(entry.resource.resourceType, entry.request.method), without decoding the rest."""
+    try:
+        head = _head_decoder.decode(raw)
+    except msgspec.ValidationError:
+        return None, None
+    resource = _decode_struct(_resource_decoder, head.resource)
+    request = _decode_struct(_request_decoder, head.request)
+    return (
+        resource.resourceType if isinstance(resource, _Resource) else None,
+        request.method if isinstance(request, _Request) else None,
+    )
+
+
+def _decode_struct(decoder: msgspec.json.Decoder, raw: msgspec.Raw) -> object:
+    try:
+        return decoder.decode(raw)
+    except msgspec.ValidationError:
+        return None  # not an object: the mapping reports it where it matters
+
+
+def _bounds(entries: list[msgspec.Raw], most: int, limit: int) -> tuple[tuple[int, int], ...]:
+    """Cut the entries into chunks of at most ``most`` entries and about ``limit`` bytes."""
+    bounds: list[tuple[int, int]] = []
+    first, size = 0, 0
+    for index, raw in enumerate(entries):
+        count = index - first
+        if count and (count >= most or size + len(raw) > limit):
+            bounds.append((first, count))
+            first, size = index, 0
+        size += len(raw)
+    if len(entries) > first:
+        bounds.append((first, len(entries) - first))
+    return tuple(bounds)

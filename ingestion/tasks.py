@@ -1,0 +1,67 @@
+"""Celery tasks: thin, given only an ingestion id, and safe to run twice."""
+
+from __future__ import annotations
+
+import logging
+from uuid import UUID
+
+from celery import Task, shared_task
+from django.conf import settings
+from django.utils import timezone
+
+from ingestion.models import Ingestion
+from ingestion.pipeline import (
+    ingestion_fail,
+    ingestion_process,
+    ingestion_release,
+    ingestions_to_recover,
+)
+from ingestion.staging import UnreadablePayload
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
+def process_ingestion(self: Task, ingestion_id: str) -> None:
+    identifier = UUID(ingestion_id)
+    try:
+        ingestion_process(identifier)
+    except UnreadablePayload:
+        ingestion_fail(identifier, "The staged payload could not be read; resubmit the Bundle.")
+    except Exception as error:
+        # Log the kind only: an exception message could quote data.
+        log.warning("ingestion %s: attempt failed (%s)", identifier, type(error).__name__)
+        _retry_or_fail(self, identifier)
+
+
+def _retry_or_fail(task: Task, ingestion_id: UUID) -> None:
+    attempts = (
+        Ingestion.objects.filter(id=ingestion_id).values_list("attempts", flat=True).first() or 0
+    )
+    if attempts >= settings.REGISTRY_MAX_ATTEMPTS:
+        ingestion_fail(
+            ingestion_id,
+            f"The ingestion could not be processed after {attempts} attempts.",
+        )
+        return
+    ingestion_release(ingestion_id)
+    raise task.retry(countdown=min(2**attempts, 60))
+
+
+def enqueue(ingestion_id: UUID) -> None:
+    """Publish the task and note when. A failure here loses nothing: recovery re-enqueues."""
+    process_ingestion.delay(str(ingestion_id))
+    Ingestion.objects.filter(id=ingestion_id, status=Ingestion.Status.QUEUED).update(
+        enqueued_at=timezone.now()
+    )
+
+
+@shared_task(ignore_result=True)
+def recover_ingestions() -> int:
+    """Periodic (Celery beat): re-enqueue what a lost message or a dead worker left behind."""
+    identifiers = ingestions_to_recover()
+    for identifier in identifiers:
+        enqueue(identifier)
+    if identifiers:
+        log.info("recovery re-enqueued %d ingestions", len(identifiers))
+    return len(identifiers)
