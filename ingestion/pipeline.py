@@ -23,7 +23,7 @@ from uuid import UUID
 
 import msgspec
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -34,12 +34,10 @@ from ingestion.fhir import practice_fingerprint_key as derive_fingerprint_key
 from ingestion.fhir.outcome import error_outcome
 from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
 from ingestion.staging import decrypt_chunk
+from registry.locks import lock_practice
 from registry.models import Practice
 
 log = logging.getLogger(__name__)
-
-# pg_advisory_xact_lock(namespace, practice id): one namespace for "applying to a practice".
-PRACTICE_LOCK_NAMESPACE = 0x52_47_4B  # "RGK"
 
 _entries_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 
@@ -117,7 +115,7 @@ def _process_next_chunk(claim: Claim, fingerprint_key: bytes) -> bool:
         )
         if not locked or not StagedChunk.objects.filter(id=staged["id"]).exists():
             return bool(locked)  # another worker applied this chunk; go on to the next
-        _lock_practice(claim.practice_id)
+        lock_practice(claim.practice_id)
         outcome = records_apply(
             practice=Practice(id=claim.practice_id),
             results=results,
@@ -156,15 +154,6 @@ def _undecodable(reference: str) -> Rejection:
             "structure", "The entry could not be decoded as JSON.", expression=reference
         ),
     )
-
-
-def _lock_practice(practice_id: int) -> None:
-    if connection.vendor != "postgresql":
-        return  # the embedded default (SQLite) serialises every write anyway
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(%s, %s)", [PRACTICE_LOCK_NAMESPACE, practice_id]
-        )
 
 
 def _record_progress(ingestion_id: UUID, seq: int, chunk_id: int, outcome: ChunkOutcome) -> None:

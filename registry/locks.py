@@ -1,0 +1,23 @@
+"""The practice lock: whoever changes a practice's records holds it for the transaction.
+
+The ingestion pipeline (applying a chunk) and the review actions (keep, void, merge) both
+take it, so concurrent changes to one practice's records happen in a serial order and no
+duplicate flag or voiding is lost. Different practices never wait for each other.
+"""
+
+from __future__ import annotations
+
+from django.db import connection
+
+# pg_advisory_xact_lock(namespace, practice id): one namespace for "changing a practice".
+PRACTICE_LOCK_NAMESPACE = 0x52_47_4B  # "RGK"
+
+
+def lock_practice(practice_id: int) -> None:
+    """Take the practice's transaction-scoped advisory lock (PostgreSQL); must be in atomic()."""
+    if connection.vendor != "postgresql":
+        return  # the embedded default (SQLite) serialises every write anyway
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(%s, %s)", [PRACTICE_LOCK_NAMESPACE, practice_id]
+        )
