@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from keys.admin import KEY_ACTIONS, ApiKeyInline, KeyEventInline, KeyManagementMixin
 from registry.models import Membership, Practice
 
 
@@ -10,10 +11,11 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Practice)
-class PracticeAdmin(admin.ModelAdmin):
+class PracticeAdmin(KeyManagementMixin, admin.ModelAdmin):
     list_display = ["slug", "name", "created_at"]
     search_fields = ["slug", "name"]
-    inlines = [MembershipInline]
+    inlines = [MembershipInline, ApiKeyInline, KeyEventInline]
+    actions = KEY_ACTIONS
 
 
 @admin.register(Membership)
