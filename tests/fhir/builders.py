@@ -24,6 +24,7 @@ CHILD_PROFILE = f"{VR}/Patient-child-vr"
 FETUS_PROFILE = f"{BFDR}/Patient-decedent-fetus"
 LOINC = "http://loinc.org"
 NPI = "http://hl7.org/fhir/sid/us-npi"
+BIRTH_TIME = "http://hl7.org/fhir/StructureDefinition/patient-birthTime"
 KEY = practice_fingerprint_key(b"test-master-key", 7)
 
 Resource = dict[str, Any]
