@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from .values import as_dict, as_str, finite_number, loinc_codes, whole_number
+from .values import as_dict, as_list, as_str, finite_number, is_loinc, whole_number
 
 Measure = Literal["birth_weight_grams", "gestational_age", "apgar_1", "apgar_5", "apgar_10"]
 
@@ -50,10 +50,16 @@ _APGAR = (0, 10)
 
 def measure_of(observation: Mapping[str, Any]) -> Measure | None:
     """Which measure an Observation carries, from its first recognised LOINC code."""
-    for code in loinc_codes(observation.get("code")):
-        measure = MEASURES.get(code)
-        if measure is not None:
-            return measure
+    # runs for every Observation of every Bundle, most of them irrelevant: kept flat
+    concept = observation.get("code")
+    if not isinstance(concept, dict):
+        return None
+    for coding in as_list(concept.get("coding")):
+        if isinstance(coding, dict):
+            code = coding.get("code")
+            measure = MEASURES.get(code) if isinstance(code, str) else None
+            if measure is not None and is_loinc(coding.get("system")):
+                return measure
     return None
 
 

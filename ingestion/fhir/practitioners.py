@@ -26,9 +26,9 @@ from .values import (
     as_list,
     as_str,
     clean_key,
-    codings,
     dicts,
     first_dict,
+    has_code,
     short_text,
 )
 
@@ -80,7 +80,7 @@ def carries_attendant_marker(practitioner: Mapping[str, Any]) -> bool:
 def _is_npi(identifier: Mapping[str, Any]) -> bool:
     if identifier.get("system") == NPI_SYSTEM:
         return True
-    return any(code == "NPI" for _, code in codings(identifier.get("type")))
+    return has_code(identifier.get("type"), "NPI")
 
 
 def _stable_id(practitioner: Mapping[str, Any]) -> str | None:

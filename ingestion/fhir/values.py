@@ -67,29 +67,19 @@ def whole_number(value: object) -> int | None:
     return int(number)
 
 
-def codings(codeable_concept: object) -> list[tuple[object, str]]:
-    """(system, code) for each coding of a CodeableConcept whose code is a string."""
-    if not isinstance(codeable_concept, dict):
-        return []
-    return [
-        (coding.get("system"), coding["code"])
-        for coding in dicts(codeable_concept.get("coding"))
-        if isinstance(coding.get("code"), str)
-    ]
-
-
 def has_code(codeable_concept: object, code: str) -> bool:
     """Whether any coding carries ``code``, whatever its system."""
-    return any(found == code for _, found in codings(codeable_concept))
+    if not isinstance(codeable_concept, dict):
+        return False
+    for coding in as_list(codeable_concept.get("coding")):
+        if isinstance(coding, dict) and coding.get("code") == code:
+            return True
+    return False
 
 
-def loinc_codes(codeable_concept: object) -> list[str]:
-    """Codes of the LOINC codings (a coding with no system is taken as LOINC)."""
-    return [
-        code
-        for system, code in codings(codeable_concept)
-        if system is None or (isinstance(system, str) and system in LOINC_SYSTEMS)
-    ]
+def is_loinc(system: object) -> bool:
+    """A LOINC system (a coding with no system is taken as LOINC)."""
+    return system is None or (isinstance(system, str) and system in LOINC_SYSTEMS)
 
 
 def clean_key(value: object, limit: int) -> str | None:
