@@ -187,7 +187,8 @@ def rich_course() -> dict:
 
 def base_bundles() -> list[dict]:
     bases = [rich_course(), b.message(rich_course()), b.batch(b.delete("Bundle/C-1"))]
-    bases += [orjson.loads((CORPUS / name).read_bytes()) for name in CORPUS_SAMPLES]
+    if CORPUS.is_dir():
+        bases += [orjson.loads((CORPUS / name).read_bytes()) for name in CORPUS_SAMPLES]
     return bases
 
 
@@ -201,7 +202,7 @@ def read_paths(tree: Any) -> list[tuple]:
     ]
 
 
-BASES = [(base, read_paths(base)) for base in base_bundles()] if CORPUS.is_dir() else []
+BASES = [(base, read_paths(base)) for base in base_bundles()]
 BASE_BYTES = [orjson.dumps(base) for base, _ in BASES]
 
 
