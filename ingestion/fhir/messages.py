@@ -63,7 +63,10 @@ def entry_head(entry: object) -> tuple[object, object]:
 def submission_kind(
     bundle_type: object, entry_heads: Iterable[tuple[object, object]]
 ) -> SubmissionKind:
-    """ "batch" when any entry is a Bundle or a DELETE (messages are always "single")."""
+    """A batch when any entry is a Bundle or a DELETE; a message is always single.
+
+    The web layer computes the heads cheaply while validating the body, the worker obeys.
+    """
     if bundle_type == "message":
         return "single"
     for head in entry_heads:
