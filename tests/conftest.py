@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
+from django.conf import settings
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 
 
 @pytest.fixture(autouse=True)
 def _clean_cache() -> None:
-    """Each test starts with an empty cache, so rate-limit counters don't leak between tests."""
-    cache.clear()
+    """Each test starts without cached keys (rate-limit counters), and only those are removed:
+    the Celery broker shares the Redis database, so FLUSHDB would drop queued tasks."""
+    cache = caches["default"]
+    if not isinstance(cache, RedisCache):
+        cache.clear()
+        return
+    client = cache._cache.get_client(write=True)
+    prefix = settings.CACHES["default"].get("KEY_PREFIX", "")
+    keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+    if keys:
+        client.delete(*keys)

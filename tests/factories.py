@@ -132,3 +132,13 @@ def batch(*items: dict[str, Any], kind: str = "batch") -> dict[str, Any]:
 
 def dumps(bundle: dict[str, Any]) -> bytes:
     return orjson.dumps(bundle)
+
+
+def letters(number: int) -> str:
+    """A distinct letters-only name part for ``number``: the fingerprint ignores digits."""
+    name = ""
+    number += 1
+    while number:
+        number, remainder = divmod(number - 1, 26)
+        name = chr(ord("a") + remainder) + name
+    return name.capitalize()

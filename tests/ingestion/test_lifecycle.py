@@ -8,7 +8,7 @@ from django.test import override_settings
 from ingestion.models import Ingestion, StagedChunk
 from ingestion.pipeline import ingestion_process
 from registry.models import Attendance, Child, Provider, Record, RecordVersion
-from tests.factories import batch, course, delete_entry, retraction_document
+from tests.factories import batch, course, delete_entry, letters, retraction_document
 from tests.ingestion.conftest import ingestion_id_of
 
 pytestmark = pytest.mark.django_db
@@ -286,7 +286,7 @@ def test_non_bundle_entries_of_a_batch_are_ignored(api):
 
 @override_settings(REGISTRY_CHUNK_ENTRIES=3)
 def test_a_batch_across_chunks_reports_every_entry_in_order(api):
-    bodies = [course(f"C-{i}", family=f"Family{i}") for i in range(8)]
+    bodies = [course(f"C-{i}", family=f"Family{letters(i)}") for i in range(8)]
     receipt = ingest(api, batch(*bodies, delete_entry("C-2"), course("C-0", weight_grams=1)))
     references = [e["reference"] for e in receipt["outcome"]["accepted"]]
     assert references == [f"Bundle.entry[{i}]" for i in range(10)]
