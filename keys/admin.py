@@ -51,7 +51,7 @@ class ApiKeyInline(ReadOnlyInline):
     model = ApiKey
     fields = readonly_fields = (
         "prefix",
-        "scopes",
+        "scope_list",
         "created_at",
         "created_by",
         "last_used_at",
@@ -59,6 +59,10 @@ class ApiKeyInline(ReadOnlyInline):
     )
     show_change_link = True
     verbose_name_plural = "API keys (the token itself is never stored)"
+
+    @admin.display(description="scopes")
+    def scope_list(self, key: ApiKey) -> str:
+        return ", ".join(key.scopes)
 
 
 class KeyEventInline(ReadOnlyInline):

@@ -19,6 +19,7 @@ from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 
 from registry.models import Membership
 
@@ -87,10 +88,18 @@ def member_view(view: MemberView[P]) -> Callable[Concatenate[HttpRequest, P], Ht
 
 
 def settings_context(request: HttpRequest, membership: Membership) -> dict[str, Any]:
-    """What ``settings/base.html`` needs: the practice in view, the switcher, the nav."""
+    """What ``settings/base.html`` needs: the practice in view, the switcher, the nav.
+
+    ``settings_nav`` is ``(item, url, current)`` per nav item; a page below an item's URL
+    (such as ``/settings/key/rotate/``) counts as that item's.
+    """
     return {
         "membership": membership,
         "practice": membership.practice,
         "memberships": memberships_of(signed_in_user(request)),
-        "settings_nav": NAV,
+        "settings_nav": [
+            (item, url, request.path.startswith(url))
+            for item in NAV
+            for url in [reverse(item.url_name)]
+        ],
     }

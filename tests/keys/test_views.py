@@ -161,6 +161,7 @@ def test_minting_asks_for_scopes_first(staff):
     body = response.content.decode()
     assert 'type="checkbox" name="scopes" value="ingest:write"' in body
     assert "shown <strong>once</strong>" in body
+    assert '<a href="/settings/key/" aria-current="page">API key</a>' in body
     assert not ApiKey.objects.exists()
 
 
