@@ -82,3 +82,16 @@ def test_revokekey_without_an_active_key_says_so(capsys, practice):
 def test_revokekey_names_a_missing_practice(db):
     with pytest.raises(CommandError, match="No practice"):
         call_command("revokekey", "nowhere")
+
+
+def test_mintkey_rotate_keeps_the_old_scopes_unless_told(capsys, practice):
+    mintkey(capsys, "st-mary", "--scopes", "ingest:read")
+    mintkey(capsys, "st-mary", "--rotate")
+    assert ApiKey.objects.get(revoked_at__isnull=True).scopes == [INGEST_READ]
+    mintkey(capsys, "st-mary", "--rotate", "--scopes", "ingest:write ingest:read")
+    assert ApiKey.objects.get(revoked_at__isnull=True).scopes == [INGEST_WRITE, INGEST_READ]
+
+
+def test_mintkey_rotate_without_an_active_key_mints_one(capsys, practice):
+    token = mintkey(capsys, "st-mary", "--rotate").strip()
+    assert ApiKey.objects.get().matches(token)

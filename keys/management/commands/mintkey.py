@@ -22,8 +22,10 @@ class Command(BaseCommand):
         parser.add_argument("slug", help="the practice's slug")
         parser.add_argument(
             "--scopes",
-            default=",".join(SCOPES),
-            help=f"comma-separated scopes (default {','.join(SCOPES)})",
+            default=None,
+            help=(
+                f"comma-separated scopes (default {','.join(SCOPES)}; with --rotate, the old key's)"
+            ),
         )
         parser.add_argument(
             "--rotate",
@@ -33,12 +35,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         practice = practice_or_error(options["slug"])
-        scopes = re.split(r"[,\s]+", options["scopes"])
+        scopes = re.split(r"[,\s]+", options["scopes"]) if options["scopes"] is not None else None
         try:
             if options["rotate"]:
                 key, token = key_rotate(practice=practice, scopes=scopes, via=KeyEvent.Via.COMMAND)
             else:
-                key, token = key_mint(practice=practice, scopes=scopes, via=KeyEvent.Via.COMMAND)
+                key, token = key_mint(
+                    practice=practice, scopes=scopes or SCOPES, via=KeyEvent.Via.COMMAND
+                )
         except ActiveKeyExists as error:
             raise CommandError(f"{error} Use --rotate to replace it.") from None
         except ValidationError as error:
