@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .outcome import issue
+from .values import UNSTORABLE
 
 CHART_NUMBER_LIMIT = 200  # characters; a longer value is not a chart number
 
@@ -22,6 +23,12 @@ def read_chart_number(value: object, expression: str) -> str | dict[str, Any]:
         return issue(
             "value",
             f"The chart number is longer than {CHART_NUMBER_LIMIT} characters.",
+            expression=expression,
+        )
+    if UNSTORABLE.search(chart_number):
+        return issue(
+            "value",
+            "The chart number contains control characters or invalid Unicode.",
             expression=expression,
         )
     return chart_number

@@ -77,6 +77,7 @@ class Cast:
     """The Patients with a role: the mother(s) and the children, in document order."""
 
     mothers: list[Resource] = field(default_factory=list)
+    mother_entry: Entry | None = None
     children: list[tuple[Entry, Resource, PatientRole]] = field(default_factory=list)
     ig_version: str | None = None
 
@@ -88,6 +89,7 @@ class Cast:
             self.ig_version = version
         if role == "mother":
             self.mothers.append(patient)
+            self.mother_entry = entry
         else:
             self.children.append((entry, patient, role))
 
@@ -240,17 +242,36 @@ def _attribution(contents: Contents) -> tuple[tuple[Provider, ...], Attendance]:
     return tuple(providers.values()), attendance
 
 
+_MOTHER = -1
+
+
 def _children(cast: Cast, observations: list[Resource]) -> tuple[Child, ...]:
+    """Each child's measures from the Observations whose subject is that child.
+
+    A gestational age whose subject is the mother (as some senders record "gestational age
+    at delivery") belongs to the delivery, so it applies to every child that has none of
+    its own: children of one delivery share it.
+    """
     index: ReferenceIndex[int] = ReferenceIndex("Patient")
     for position, (entry, patient, _) in enumerate(cast.children):
         index.add(entry, patient, position)
+    if cast.mother_entry is not None and len(cast.mothers) == 1:
+        index.add(cast.mother_entry, cast.mothers[0], _MOTHER)
     measured: list[dict[str, int]] = [{} for _ in cast.children]
+    delivery: dict[str, int] = {}
     for observation in observations:
         measure = measure_of(observation)
-        if measure is not None:
-            child = index.resolve(as_dict(observation.get("subject")).get("reference"))
-            if child is not None:
-                _measure(measured[child], measure, observation)
+        if measure is None:
+            continue
+        subject = index.resolve(as_dict(observation.get("subject")).get("reference"))
+        if subject == _MOTHER:
+            if measure == "gestational_age":
+                _measure(delivery, measure, observation)
+        elif subject is not None:
+            _measure(measured[subject], measure, observation)
+    for fields in measured:
+        if "gestational_age_weeks" not in fields:
+            fields.update(delivery)
     return tuple(
         _child(position, patient, role, measured[position])
         for position, (_, patient, role) in enumerate(cast.children)

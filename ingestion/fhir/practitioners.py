@@ -35,6 +35,7 @@ from .values import (
 NPI_SYSTEM = "http://hl7.org/fhir/sid/us-npi"
 _KEY_LIMIT = 200
 _TEXT_LIMIT = 200
+_NPI_LIMIT = 20  # an NPI is ten digits; anything much longer is not one
 
 _ROLE_KEYWORDS: tuple[tuple[ProviderRole, re.Pattern[str]], ...] = (
     ("midwife", re.compile(r"\b(?:midwife|cnm|cpm|lm)\b", re.IGNORECASE)),
@@ -95,7 +96,7 @@ def _stable_id(practitioner: Mapping[str, Any]) -> str | None:
 def _npi(practitioner: Mapping[str, Any]) -> str | None:
     for identifier in dicts(practitioner.get("identifier")):
         if _is_npi(identifier):
-            value = clean_key(identifier.get("value"), _KEY_LIMIT)
+            value = clean_key(identifier.get("value"), _NPI_LIMIT)
             if value is not None:
                 return value
     return None

@@ -8,6 +8,7 @@ anything anywhere. Reading through these helpers keeps the walk total without a
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -17,6 +18,10 @@ EMPTY: Mapping[str, Any] = MappingProxyType({})
 # Beyond this magnitude an integer is junk for every quantity we read, and float() of a
 # very large int raises OverflowError, so it is refused before conversion.
 _INT_LIMIT = 10**15
+
+# What no column or JSON document of ours can hold: C0 and C1 control characters
+# (PostgreSQL text refuses NUL) and lone surrogates (not encodable as UTF-8).
+UNSTORABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 LOINC_SYSTEMS = frozenset({"http://loinc.org", "urn:oid:2.16.840.1.113883.6.1"})
 
@@ -90,6 +95,8 @@ def clean_key(value: object, limit: int) -> str | None:
     if not isinstance(value, str) or len(value) > limit * 4:
         return None
     text = value.strip()
+    if UNSTORABLE.search(text):
+        return None  # a key is kept exactly or not at all
     return text if 0 < len(text) <= limit else None
 
 
@@ -100,5 +107,5 @@ def short_text(value: object, limit: int) -> str | None:
     """
     if not isinstance(value, str):
         return None
-    text = " ".join(value[: limit * 4].split())[:limit].strip()
+    text = " ".join(UNSTORABLE.sub(" ", value[: limit * 4]).split())[:limit].strip()
     return text or None

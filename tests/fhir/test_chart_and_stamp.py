@@ -43,6 +43,14 @@ def test_an_absurdly_long_chart_number_is_rejected_as_value() -> None:
     assert (problem["code"], problem["expression"]) == ("value", ["Bundle.identifier.value"])
 
 
+@pytest.mark.parametrize("chart", ["C-\x00-1", "C-\x07", "C-\ud800", "C-\x85-1"])
+def test_a_chart_number_the_registry_cannot_store_is_rejected_as_value(chart: str) -> None:
+    # PostgreSQL text refuses NUL; a lone surrogate cannot be encoded as UTF-8.
+    problem = only_issue(course(chart=chart))
+    assert (problem["code"], problem["expression"]) == ("value", ["Bundle.identifier.value"])
+    assert chart not in problem["diagnostics"]
+
+
 def test_a_chart_number_of_200_characters_is_accepted() -> None:
     assert course_of(course(chart="9" * 200)).external_record_id == "9" * 200
 

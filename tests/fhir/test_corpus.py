@@ -285,6 +285,8 @@ EXPECTED: dict[str, Course | Rejected] = {
                 outcome="live_birth",
                 birth_year=2024,
                 birth_weight_grams=539,
+                gestational_age_weeks=21,
+                gestational_age_days=0,
                 apgar_5=1,
                 apgar_10=4,
             ),
@@ -334,6 +336,8 @@ EXPECTED: dict[str, Course | Rejected] = {
                 outcome="live_birth",
                 birth_year=2024,
                 birth_weight_grams=2277,
+                gestational_age_weeks=36,
+                gestational_age_days=0,
                 apgar_5=9,
             ),
         ),
@@ -511,9 +515,11 @@ def test_the_same_birth_sent_by_two_senders_gets_one_fingerprint() -> None:
     assert provider_report.fingerprint == jurisdiction_report.fingerprint
 
 
-def test_gestational_age_linked_to_the_mother_is_ignored() -> None:
-    # BirthRecordR and BirthRecordZ send 11884-4 with the mother as subject
-    for name in ("BirthRecordR.json", "BirthRecordZ.json"):
+def test_gestational_age_linked_to_the_mother_applies_to_the_child() -> None:
+    # BirthRecordR and BirthRecordZ send 11884-4 (gestational age at delivery) with the
+    # mother as subject: it belongs to the delivery, so the child carries it.
+    expected = {"BirthRecordR.json": 21, "BirthRecordZ.json": 36}
+    for name, weeks in expected.items():
         result = map_file(name)
         assert isinstance(result, CourseOfCare)
-        assert result.children[0].gestational_age_weeks is None
+        assert result.children[0].gestational_age_weeks == weeks

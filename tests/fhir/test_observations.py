@@ -20,8 +20,10 @@ from tests.fhir.builders import (
 )
 
 
-def gestation(value: object, code: str | None = "wk", loinc: str = "11884-4") -> dict:
-    return observation(loinc, valueQuantity=quantity(value, code))
+def gestation(
+    value: object, code: str | None = "wk", loinc: str = "11884-4", **fields: object
+) -> dict:
+    return observation(loinc, valueQuantity=quantity(value, code), **fields)
 
 
 def apgar(loinc: str, **value: object) -> dict:
@@ -198,3 +200,29 @@ def test_each_twin_gets_its_own_observations() -> None:
     )
     first, second = course_of(bundle).children
     assert (first.birth_weight_grams, second.birth_weight_grams) == (2600, 2400)
+
+
+# gestational age recorded against the mother (gestational age at delivery)
+
+
+def test_a_gestational_age_about_the_mother_applies_to_each_child() -> None:
+    bundle = document(
+        mother(),
+        entry(child("a"), "urn:uuid:a"),
+        entry(child("b"), "urn:uuid:b"),
+        gestation(35, subject="Patient/mother-1"),
+    )
+    first, second = course_of(bundle).children
+    assert (first.gestational_age_weeks, second.gestational_age_weeks) == (35, 35)
+
+
+def test_a_childs_own_gestational_age_wins_over_the_mothers() -> None:
+    found = only_child(
+        course(gestation(35, subject="Patient/mother-1"), gestation(37, subject="Patient/child-1"))
+    )
+    assert found.gestational_age_weeks == 37
+
+
+def test_only_gestational_age_is_taken_from_the_mother() -> None:
+    found = only_child(course(apgar("9274-2", valueInteger=8, subject="Patient/mother-1")))
+    assert found.apgar_5 is None

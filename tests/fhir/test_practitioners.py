@@ -56,6 +56,21 @@ def test_an_unusable_identifier_value_falls_back_to_the_resource_id(value: objec
     assert found.stable_id == "p1"
 
 
+@pytest.mark.parametrize("value", ["STAFF\x00-7", "STAFF-\ud800"])
+def test_a_stable_id_with_unstorable_characters_falls_back_to_the_resource_id(value: str) -> None:
+    assert provider(practitioner("p1", identifier=[{"value": value}])).stable_id == "p1"
+
+
+def test_an_npi_longer_than_twenty_characters_is_not_kept() -> None:
+    found = provider(practitioner("p1", identifier=[npi_identifier("1" * 21)]))
+    assert found.npi is None
+
+
+def test_control_characters_are_dropped_from_names() -> None:
+    found = provider(practitioner("p1", name=[{"text": "Ann\x00 Lee\ud800"}]))
+    assert found.display_name == "Ann Lee"
+
+
 def test_the_stable_id_is_stripped() -> None:
     assert provider(practitioner("  p1  ")).stable_id == "p1"
 

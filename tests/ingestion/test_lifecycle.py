@@ -295,7 +295,7 @@ def test_a_batch_across_chunks_reports_every_entry_in_order(api):
     assert not StagedChunk.objects.exists()
 
 
-def test_a_record_the_database_refuses_is_rejected_alone(api):
+def test_a_chart_number_the_registry_cannot_store_is_rejected_alone(api):
     bad = course("C-\x00-2")  # PostgreSQL text cannot hold NUL
     receipt = ingest(api, batch(course("C-1"), bad, course("C-3", family="Else")))
     assert receipt["accepted"] == 2

@@ -69,7 +69,8 @@ def test_a_worker_killed_mid_batch_leaves_every_record_applied_exactly_once(api,
     assert set(Record.objects.values_list("version", flat=True)) == {1}
     assert RecordVersion.objects.count() == 1000
     assert not Record.objects.filter(suspected_duplicate=True).exists()
-    seqs = sorted(OutcomeChunk.objects.filter(ingestion_id=ingestion_id).values_list("seq", flat=True))
+    outcomes = OutcomeChunk.objects.filter(ingestion_id=ingestion_id)
+    seqs = sorted(outcomes.values_list("seq", flat=True))
     assert seqs == list(range(100))
     receipt = api.receipt(str(ingestion_id)).json()
     references = [entry["reference"] for entry in receipt["outcome"]["accepted"]]
