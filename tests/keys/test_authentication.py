@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import pytest
@@ -11,8 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from keys.authentication import ApiKeyAuthentication
-from keys.models import INGEST_READ, ApiKey, KeyEvent
+from keys.models import INGEST_READ, SCOPES, ApiKey, KeyEvent
 from keys.services import key_mint, key_revoke, key_rotate
+from registry.models import Practice
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.keys.urls")]
 
@@ -174,3 +176,22 @@ def test_a_recent_key_costs_one_query_and_a_stale_one_two(rf, minted):
         ApiKeyAuthentication().authenticate(request)
     assert len(queries) == 2
     assert queries[1]["sql"].startswith("UPDATE")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_revocation_made_elsewhere_holds_from_the_next_request(client):
+    """Another process revoking (here: another thread, with its own connection) is seen at once."""
+    practice = Practice.objects.create(slug="elsewhere")
+    _, token = key_mint(practice=practice, scopes=SCOPES, via=KeyEvent.Via.COMMAND)
+    assert call(client, f"Bearer {token}").status_code == 200
+
+    def revoke_elsewhere() -> None:
+        try:
+            key_revoke(practice=practice, via=KeyEvent.Via.ADMIN)
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=revoke_elsewhere)
+    worker.start()
+    worker.join()
+    assert_401(call(client, f"Bearer {token}"), token)
