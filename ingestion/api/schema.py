@@ -15,6 +15,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 
 SCHEME = "registryApiKey"
+FHIR_JSON = "application/fhir+json"
 
 
 def ref(name: str) -> dict[str, str]:
@@ -76,51 +77,31 @@ COMPONENTS: dict[str, dict[str, Any]] = {
     "Bundle": {
         "type": "object",
         "description": (
-            "A FHIR R4 BFDR Bundle. One course of care (type document: the mother Patient, "
-            "the child Patients, Observations, Practitioners, Encounters, Consent directly "
-            "in entry[]), a batch whose entries are each an inner Bundle holding one course "
-            "of care, a transaction/batch of DELETE retractions (request.url "
-            "Bundle?identifier=[system|]VALUE or Bundle/VALUE), or an NVSS message Bundle, "
-            "which is unwrapped to the document it carries. Only the structure is checked "
-            "here; each course of care is mapped and validated on its own after the 202."
+            "A FHIR R4 BFDR Bundle. The submit call checks only what this schema says: a JSON "
+            "object whose `resourceType` is `Bundle` (anything else is 400). Everything else "
+            "is checked per course of care after the 202, and a course that breaks a rule "
+            "appears in the receipt's `outcome.rejected` with an OperationOutcome naming the "
+            "element at fault.\n\n"
+            "Shapes:\n"
+            "* one course of care: `type` `document`, the mother and child Patients, "
+            "Observations, Practitioners, Encounters and a Consent directly in `entry[]`;\n"
+            "* a batch: each `entry[].resource` is an inner Bundle holding one course of "
+            "care (non-Bundle entries are ignored);\n"
+            "* retractions: a course whose Composition has `status` `entered-in-error`, or a "
+            "`transaction`/`batch` entry with `request.method` `DELETE` and `request.url` "
+            "`Bundle?identifier=[system|]VALUE` or `Bundle/VALUE`;\n"
+            "* an NVSS message Bundle (`type` `message`) is unwrapped to the document it "
+            "carries.\n\n"
+            "Fields read: `identifier.value` (the chart number, `external_record_id`, unique "
+            "per practice; required), `meta.lastUpdated` or `timestamp` (ISO 8601 with offset; "
+            "the stale-update guard), and in each course the Patients' `meta.profile` (roles "
+            "and the IG version after `|`), Observations by LOINC code (birth weight 8339-4; "
+            "gestational age 11884-4, 18185-9, 49051-6; Apgar 9272-6, 9274-2, 9271-8), "
+            "Practitioners, Encounter participants (`ATND` attends) and transfers "
+            "(`hosp-trans`, `other-hcf`), and the first Consent."
         ),
         "required": ["resourceType"],
-        "properties": {
-            "resourceType": {"const": "Bundle"},
-            "type": {"type": "string", "examples": ["document", "batch", "transaction"]},
-            "identifier": {
-                "type": "object",
-                "properties": {
-                    "system": {"type": "string"},
-                    "value": {
-                        "type": "string",
-                        "description": "Chart number (external_record_id), unique per practice.",
-                    },
-                },
-            },
-            "meta": {
-                "type": "object",
-                "properties": {"lastUpdated": {"type": "string", "format": "date-time"}},
-            },
-            "timestamp": {"type": "string", "format": "date-time"},
-            "entry": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "fullUrl": {"type": "string"},
-                        "resource": {"type": "object"},
-                        "request": {
-                            "type": "object",
-                            "properties": {
-                                "method": {"type": "string"},
-                                "url": {"type": "string"},
-                            },
-                        },
-                    },
-                },
-            },
-        },
+        "properties": {"resourceType": {"const": "Bundle"}},
     },
     "AcceptedEntry": {
         "type": "object",
@@ -422,7 +403,7 @@ submit = extend_schema(
     parameters=[
         OpenApiParameter(
             "Idempotency-Key",
-            OpenApiTypes.STR,
+            {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[ -~]+$"},
             OpenApiParameter.HEADER,
             required=False,
             description="1 to 255 printable ASCII characters, chosen by the client.",
@@ -532,7 +513,7 @@ status = extend_schema(
         WWW_AUTHENTICATE,
     ],
     responses={
-        200: OpenApiResponse(
+        (200, "application/json"): OpenApiResponse(
             response=ref("IngestionReceipt"),
             description="The ingestion receipt.",
             examples=[
@@ -545,20 +526,20 @@ status = extend_schema(
                 )
             ],
         ),
-        401: COMMON_ERRORS[401],
-        403: _error(
+        (401, FHIR_JSON): COMMON_ERRORS[401],
+        (403, FHIR_JSON): _error(
             403,
             "The key lacks ingest:read.",
             "forbidden",
             "This API key lacks the scope ingest:read that this route needs.",
         ),
-        404: _error(
+        (404, FHIR_JSON): _error(
             404,
             "No ingestion with that id for the caller's practice.",
             "not-found",
             "No ingestion with this id for this practice.",
         ),
-        429: COMMON_ERRORS[429],
+        (429, FHIR_JSON): COMMON_ERRORS[429],
     },
 )
 
@@ -588,6 +569,10 @@ def add_components(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     """drf-spectacular postprocessing hook: the named FHIR schemas the operations refer to."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas.update(COMPONENTS)
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if "requestBody" in operation:
+                operation["requestBody"]["required"] = True  # a Bundle, always
     result["info"]["description"] = (
         "Asynchronous ingestion of FHIR R4 BFDR Bundles for a birth registry. Submit a Bundle, "
         "then poll the status URL until the ingestion is completed or failed. Every error "
