@@ -1,0 +1,148 @@
+"""Privacy by construction: nothing identifying outlives the ingestion.
+
+Real corpus documents and synthetic courses go through the real API and pipeline; then the
+whole database is dumped with pg_dump, the queued Celery message is read from Redis, and the
+captured logs are searched for every name, mother's birth date, full postal code, patient id,
+telecom and patient identifier that was submitted.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import subprocess
+import uuid
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from django.db import connection
+
+from ingestion.models import Ingestion
+from ingestion.pipeline import ingestion_process
+from registry.models import Practice, Record
+from tests.factories import batch, course
+from tests.ingestion.conftest import Api, ingestion_id_of, mint
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared/corpus/bfdr-examples"
+DOCUMENTS = [
+    "BirthRecordBabyGQuinn.json",
+    "BasicBirthRecord2.json",
+    "BirthRecordFakeNoRace.json",
+    "FetalDeathReport.json",
+    "BirthRecordSubmissionMessage.json",
+    "BatchSingleBirthMessage.json",
+    "BirthRecordR.json",
+]
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def patients(node: Any):
+    """Every Patient anywhere in a Bundle, however deeply nested."""
+    if isinstance(node, dict):
+        if node.get("resourceType") == "Patient":
+            yield node
+        for value in node.values():
+            yield from patients(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from patients(value)
+
+
+def is_mother(patient: dict) -> bool:
+    return any("mother" in str(p).lower() for p in patient.get("meta", {}).get("profile", []))
+
+
+def identifying_values(bundle: dict) -> set[str]:
+    found: set[str] = set()
+    for patient in patients(bundle):
+        for name in patient.get("name", []):
+            found.update(v for v in [name.get("family"), *name.get("given", [])] if v)
+        if is_mother(patient) and len(patient.get("birthDate", "")) == 10:
+            found.add(patient["birthDate"])
+        for address in patient.get("address", []):
+            if len(address.get("postalCode", "")) > 3:
+                found.add(address["postalCode"])
+            found.update(line for line in address.get("line", []) if len(line) > 4)
+        found.update(t["value"] for t in patient.get("telecom", []) if t.get("value"))
+        found.update(i["value"] for i in patient.get("identifier", []) if i.get("value"))
+        if len(patient.get("id") or "") >= 8:  # "mother" is also a word in field names
+            found.add(patient["id"])
+    return {value for value in found if isinstance(value, str) and len(value) >= 4}
+
+
+def dump_database() -> str:
+    params = connection.settings_dict
+    result = subprocess.run(
+        [
+            "pg_dump",
+            "--data-only",
+            "-h",
+            params.get("HOST") or "127.0.0.1",
+            "-p",
+            str(params.get("PORT") or 5432),
+            "-U",
+            params.get("USER") or "postgres",
+            params["NAME"],
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return result.stdout
+
+
+def queued_messages() -> list[str]:
+    from config.celery import app
+
+    with app.connection_for_read() as conn:
+        client = conn.default_channel.client
+        return [raw.decode() for raw in client.lrange("celery", 0, -1)]
+
+
+def test_nothing_identifying_reaches_a_table_a_log_or_a_task(client, caplog):
+    caplog.set_level(logging.DEBUG)
+    practice = Practice.objects.create(slug="st-mary")
+    api = Api(client, mint(practice), practice)
+    bodies = [orjson.loads((CORPUS / name).read_bytes()) for name in DOCUMENTS]
+    synthetic = batch(
+        course("P-1", family="Zyxwvuts", given="Qwertyui", born="2024-07-15"),
+        course("P-2", family="Mnbvcxzl", given="Poiuytre", born="2024-07-16"),
+    )
+    bodies.append(synthetic)
+    forbidden = set().union(*(identifying_values(body) for body in bodies))
+    forbidden |= {"2024-07-15", "2024-07-16"}  # newborn dates no stamp shares here
+    assert {"Zyxwvuts", "Qwertyui", "84116-1234", "1990-05-20"} <= forbidden
+    assert "Quinn" in forbidden
+
+    ids = []
+    for body in bodies:
+        response = api.submit(body)
+        assert response.status_code == 202
+        ids.append(ingestion_id_of(response))
+
+    messages = queued_messages()
+    assert messages, "each submission is enqueued as a Celery message"
+    for raw in messages:
+        envelope = json.loads(raw)
+        payload = base64.b64decode(envelope["body"]).decode()
+        args = json.loads(payload)[0]
+        assert len(args) == 1
+        uuid.UUID(args[0])  # the only argument: an ingestion id
+
+    for ingestion_id in ids:
+        ingestion_process(uuid.UUID(ingestion_id))
+    assert Ingestion.objects.filter(status=Ingestion.Status.COMPLETED).count() == len(bodies)
+    assert Record.objects.count() >= len(DOCUMENTS)
+
+    dump = dump_database()
+    assert "P-1" in dump and "st-mary" in dump  # the dump is the real thing
+    leaks = sorted(value for value in forbidden if value in dump)
+    assert leaks == [], f"identifying values in the database: {leaks}"
+
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert sorted(value for value in forbidden if value in logged) == []
