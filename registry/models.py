@@ -1,4 +1,4 @@
-"""Practices, their members, and (issue 6) the masked records they own."""
+"""Practices, their members, the masked records they own, and reviewers' decisions on them."""
 
 from __future__ import annotations
 
@@ -99,6 +99,21 @@ class Record(models.Model):
                 fields=["practice", "fingerprint"],
                 condition=models.Q(voided=False),
                 name="record_live_fingerprint",
+            ),
+            # Statistics: a practice's live records by birth year, with the record-level
+            # figures in the index itself, so they are counted from it alone.
+            models.Index(
+                fields=["practice", "birth_year"],
+                include=["id", "suspected_duplicate", "consent_granted"],
+                condition=models.Q(voided=False),
+                name="record_live_year",
+            ),
+            # The review queue (?suspected_duplicate__exact=1): a practice's flagged records,
+            # newest first. A decision clears the flag, so the index stays small.
+            models.Index(
+                fields=["practice", "-created_at"],
+                condition=models.Q(suspected_duplicate=True),
+                name="record_review_queue",
             ),
         ]
 
@@ -205,6 +220,7 @@ class RecordVersion(models.Model):
         AMENDED = "amended", "Amended"
         VOIDED = "voided", "Voided"
         REVIVED = "revived", "Re-sent after voiding"
+        REVIEWED = "reviewed", "Reviewed and kept"
 
     record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="versions")
     version = models.PositiveIntegerField()
@@ -216,3 +232,53 @@ class RecordVersion(models.Model):
     class Meta:
         ordering = ["record", "created_at", "id"]
         indexes = [models.Index(fields=["record", "version"], name="record_version")]
+
+
+class ReviewDecision(models.Model):
+    """A reviewer's decision on a record: who, when, what, and for a merge, into which record.
+
+    Written by the services in :mod:`registry.review` together with the change itself and a
+    :class:`RecordVersion` row; never edited afterwards.
+    """
+
+    class Action(models.TextChoices):
+        KEEP = "keep", "Kept (not a duplicate)"
+        VOID = "void", "Voided"
+        MERGE = "merge", "Merged"
+
+    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="review_decisions")
+    action = models.CharField(max_length=10, choices=Action.choices)
+    survivor = models.ForeignKey(
+        Record,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="For a merge: the record this one now points at.",
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    # Kept as text too, so the decision still says who after a user is deleted.
+    decided_by_username = models.CharField(max_length=150)
+    decided_at = models.DateTimeField(default=timezone.now)
+    record_version = models.PositiveIntegerField(help_text="The record's version when decided.")
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-decided_at", "-id"]
+        indexes = [models.Index(fields=["record", "-decided_at"], name="review_record_at")]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(action="merge", survivor__isnull=False)
+                | (~models.Q(action="merge") & models.Q(survivor__isnull=True)),
+                name="review_survivor_only_for_merge",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_action_display()} by {self.decided_by_username}"
