@@ -18,4 +18,5 @@ urlpatterns = [
         name="settings",
     ),
     path("settings/key/", include("keys.urls")),
+    path("settings/", include("registry.urls")),
 ]

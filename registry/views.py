@@ -1,0 +1,278 @@
+"""The settings area's statistics: a page with charts, the same figures as JSON and as CSV.
+
+Every signed-in member of a practice (staff or reviewer) sees its statistics; the practice in
+view is chosen as on every settings page (:mod:`registry.settings_area`). ``?from=`` and
+``?to=`` limit the figures to a range of birth years; a bad range is a 400 that says why.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+from typing import Any
+
+from django import forms
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.utils.http import urlencode
+from django.views.decorators.http import require_GET
+
+from registry.models import Membership, Provider
+from registry.selectors import ATTENDANT_ROLES, RATES, stats_for_practice
+from registry.settings_area import (
+    PRACTICE_PARAM,
+    current_membership,
+    member_view,
+    memberships_of,
+    settings_context,
+)
+
+MIN_YEAR, MAX_YEAR = 1900, 2100
+
+
+class YearRangeForm(forms.Form):
+    """``?from=YYYY&to=YYYY``, both optional and inclusive."""
+
+    def __init__(self, data: Any) -> None:
+        super().__init__(data)
+        for name, label in (("from", "From year"), ("to", "To year")):
+            self.fields[name] = forms.IntegerField(
+                label=label, required=False, min_value=MIN_YEAR, max_value=MAX_YEAR
+            )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        year_from, year_to = cleaned.get("from"), cleaned.get("to")
+        if year_from is not None and year_to is not None and year_from > year_to:
+            raise forms.ValidationError("The first year must not be after the last.")
+        return cleaned
+
+    def years(self) -> dict[str, int | None]:
+        return {"year_from": self.cleaned_data.get("from"), "year_to": self.cleaned_data.get("to")}
+
+
+# --- The page ----------------------------------------------------------------------------------
+
+
+@require_GET
+@member_view
+def statistics_page(request: HttpRequest, membership: Membership) -> HttpResponse:
+    form = YearRangeForm(request.GET)
+    context = settings_context(request, membership) | {"form": form}
+    if not form.is_valid():
+        return render(request, "settings/statistics.html", context, status=400)
+    stats = stats_for_practice(practice=membership.practice, **form.years())
+    query = _query(membership, form)
+    context |= {
+        "stats": stats,
+        "headline": _headline(stats),
+        "rate_charts": [_rate_chart(stats, rate) for rate in RATES],
+        "births_chart": _births_chart(stats),
+        "benchmark_table": _benchmark_table(stats),
+        "rates": RATES,
+        "json_query": query,
+        "filtered": any(v is not None for v in form.years().values()),
+    }
+    return render(request, "settings/statistics.html", context)
+
+
+# --- JSON and CSV ------------------------------------------------------------------------------
+
+JsonView = Callable[[HttpRequest, Membership], HttpResponse]
+
+
+def member_json_view(view: JsonView) -> Callable[[HttpRequest], HttpResponse]:
+    """:func:`member_view` for a JSON endpoint: errors are JSON too, never a login page.
+
+    Anonymous 401, signed in without any practice 403, a practice the user is not a member of
+    404 (as on every settings page, nothing shows whether it exists).
+    """
+
+    @wraps(view)
+    def wrapper(request: HttpRequest) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return _json_error(401, "Sign in to see statistics.")
+        if not memberships_of(request.user).exists():
+            return _json_error(403, "Your account is not a member of any practice.")
+        try:
+            membership = current_membership(request)
+        except Http404:
+            return _json_error(404, "No such practice.")
+        return view(request, membership)
+
+    return wrapper
+
+
+@require_GET
+@member_json_view
+def statistics_json(request: HttpRequest, membership: Membership) -> HttpResponse:
+    form = YearRangeForm(request.GET)
+    if not form.is_valid():
+        return _json_error(400, "Invalid year range.", errors=form.errors.get_json_data())
+    stats = stats_for_practice(practice=membership.practice, **form.years())
+    return JsonResponse(stats, json_dumps_params={"indent": 2})
+
+
+@require_GET
+@member_view
+def statistics_csv(request: HttpRequest, membership: Membership) -> HttpResponse:
+    form = YearRangeForm(request.GET)
+    if not form.is_valid():
+        messages = "; ".join(str(e) for errors in form.errors.values() for e in errors)
+        return HttpResponse(
+            f"Invalid year range: {messages}\n", status=400, content_type="text/plain"
+        )
+    stats = stats_for_practice(practice=membership.practice, **form.years())
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{_csv_name(stats)}"'
+    writer = csv.writer(response)
+    writer.writerow(
+        ["practice", "year_from", "year_to", "group", "figure", "value", "numerator", "denominator"]
+    )
+    for group, figures in [("all", stats), *stats["by_attendant_role"].items()]:
+        for row in _csv_rows(figures):
+            writer.writerow(
+                [stats["practice"], stats["year_from"] or "", stats["year_to"] or "", group, *row]
+            )
+    return response
+
+
+def _csv_rows(figures: dict[str, Any]) -> list[list[Any]]:
+    rows: list[list[Any]] = [
+        [name, figures[name], "", ""]
+        for name in ("births", "live_births", "fetal_deaths", "suspected_duplicates")
+    ]
+    for rate in RATES:
+        counts = figures[rate.counts_key]
+        value = "" if figures[rate.name] is None else figures[rate.name]
+        rows.append([rate.name, value, counts["numerator"], counts["denominator"]])
+    return rows
+
+
+def _csv_name(stats: dict[str, Any]) -> str:
+    years = "-".join(str(stats[k]) for k in ("year_from", "year_to") if stats[k] is not None)
+    return f"statistics-{stats['practice']}{'-' + years if years else ''}.csv"
+
+
+def _json_error(status: int, message: str, **extra: Any) -> JsonResponse:
+    return JsonResponse({"error": message, **extra}, status=status)
+
+
+def _query(membership: Membership, form: YearRangeForm) -> str:
+    params = {PRACTICE_PARAM: membership.practice.slug}
+    params |= {k: v for k, v in form.cleaned_data.items() if v is not None}
+    return urlencode(params)
+
+
+# --- Charts: the geometry of server-rendered SVG bars -------------------------------------------
+
+BAR_AREA = 300  # px of the 640-wide chart that a full bar (100 %, or the largest count) takes
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    value_text: str  # printed beside the bar: the figure and its counts
+    width: float
+    y: int
+    emphasis: bool = False  # the practice as a whole, which the roles are compared with
+
+
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    description: str
+    bars: list[Bar]
+
+    @property
+    def height(self) -> int:
+        return len(self.bars) * ROW_HEIGHT + 8
+
+
+ROW_HEIGHT = 30
+
+
+def _role_label(role: str) -> str:
+    return str(Provider.Role(role).label)
+
+
+def _headline(stats: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [
+        ("Births", f"{stats['births']:,}", "courses of care on file"),
+        ("Live births", f"{stats['live_births']:,}", "children born alive"),
+        ("Fetal deaths", f"{stats['fetal_deaths']:,}", "children"),
+        ("Suspected duplicates", f"{stats['suspected_duplicates']:,}", "awaiting review"),
+    ]
+
+
+def _rate_text(figures: dict[str, Any], rate: Any) -> str:
+    value, counts = figures[rate.name], figures[rate.counts_key]
+    shown = "no data" if value is None else f"{value:.1%}"
+    return f"{shown} ({counts['numerator']:,} of {counts['denominator']:,})"
+
+
+def _benchmark_table(
+    stats: dict[str, Any],
+) -> tuple[list[str], list[tuple[str, list[tuple[str, str]]]]]:
+    """The table beside the charts: a row per figure, a column for all births and per role."""
+    groups = [("All births", stats)] + [
+        (_role_label(role), stats["by_attendant_role"][role]) for role in ATTENDANT_ROLES
+    ]
+    counts = [
+        ("Births", "births"),
+        ("Live births", "live_births"),
+        ("Fetal deaths", "fetal_deaths"),
+        ("Suspected duplicates", "suspected_duplicates"),
+    ]
+    rows = [(label, [(f"{figures[key]:,}", "") for _, figures in groups]) for label, key in counts]
+    rows += [(rate.label, [_rate_cell(figures, rate) for _, figures in groups]) for rate in RATES]
+    return [label for label, _ in groups], rows
+
+
+def _rate_cell(figures: dict[str, Any], rate: Any) -> tuple[str, str]:
+    value, counts = figures[rate.name], figures[rate.counts_key]
+    shown = "no data" if value is None else f"{value:.1%}"
+    return shown, f"{counts['numerator']:,} of {counts['denominator']:,}"
+
+
+def _rate_chart(stats: dict[str, Any], rate: Any) -> Chart:
+    groups = [("All births", stats, True)] + [
+        (_role_label(role), stats["by_attendant_role"][role], False) for role in ATTENDANT_ROLES
+    ]
+    bars = []
+    for index, (label, figures, emphasis) in enumerate(groups):
+        value = figures[rate.name]
+        width = 0.0 if value is None else round(value * BAR_AREA, 1)
+        bars.append(Bar(label, _rate_text(figures, rate), width, index * ROW_HEIGHT, emphasis))
+    description = (
+        f"{rate.numerator_is[0].upper()}{rate.numerator_is[1:]}, per {rate.denominator_is}."
+    )
+    return Chart(rate.label, description, bars)
+
+
+def _births_chart(stats: dict[str, Any]) -> Chart:
+    groups = [
+        (_role_label(role), stats["by_attendant_role"][role]["births"]) for role in ATTENDANT_ROLES
+    ]
+    largest = max([stats["births"], *(count for _, count in groups)]) or 1
+    bars = [
+        Bar(
+            "All births",
+            f"{stats['births']:,}",
+            round(stats["births"] / largest * BAR_AREA, 1),
+            0,
+            True,
+        )
+    ]
+    for index, (label, count) in enumerate(groups, start=1):
+        bars.append(
+            Bar(label, f"{count:,}", round(count / largest * BAR_AREA, 1), index * ROW_HEIGHT)
+        )
+    return Chart(
+        "Births by attendant role",
+        "Births (courses of care) attended by at least one provider of each role; "
+        "a birth attended by two roles counts for both.",
+        bars,
+    )
