@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from registry.models import Membership, Practice
+from registry.review import reviewer_admin_access_grant
 from registry.services import membership_add
 
 
@@ -23,7 +24,10 @@ class Command(BaseCommand):
             "--role",
             default=Membership.Role.STAFF,
             choices=Membership.Role.values,
-            help="staff manage the API key; reviewers see it read-only (default staff)",
+            help=(
+                "staff manage the API key; reviewers see it read-only and review suspected "
+                "duplicates in the admin, which this grants them staff status for (default staff)"
+            ),
         )
         parser.add_argument(
             "--create-user",
@@ -43,6 +47,10 @@ class Command(BaseCommand):
             raise CommandError(error.messages[0]) from None
         verb = "Added" if created else "Updated"
         self.stdout.write(f"{verb} {user.get_username()} in {practice.slug} as {membership.role}")
+        if membership.role == Membership.Role.REVIEWER and reviewer_admin_access_grant(user=user):
+            self.stdout.write(
+                f"{user.get_username()} may now sign in to /admin/ to review suspected duplicates"
+            )
 
     def _user(self, username: str, *, create: bool) -> User:
         user = User.objects.filter(username=username).first()
