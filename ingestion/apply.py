@@ -2,9 +2,9 @@
 
 A chunk of results is applied in one pass. The records it names are read (and row-locked)
 once, the lifecycle is replayed in memory in entry order (so the same chart twice in one
-batch applies in order), and the writes go out in bulk: a few queries per chunk rather than
-one round trip per row. The caller holds the practice's advisory lock, so concurrent
-ingestions of one practice produce the outcome of a serial order.
+batch applies in order), and the writes go out in bulk: new rows with COPY, a few queries
+per chunk rather than one round trip per row. The caller holds the practice's advisory
+lock, so concurrent ingestions of one practice produce the outcome of a serial order.
 
 If a bulk write fails (a value the database refuses), the chunk is re-applied one result at
 a time, each in its own savepoint: one bad record never spoils the others.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 from uuid import UUID, uuid4
@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from ingestion.fhir import CourseOfCare, Rejection, Result, Retraction
 from ingestion.fhir.outcome import error_outcome
+from registry.bulk import insert_rows, update_rows
 from registry.models import (
     Attendance,
     Child,
@@ -39,21 +40,6 @@ from registry.models import (
 log = logging.getLogger(__name__)
 
 STALE_UPDATE = "Stale update ignored"
-RECORD_VALUE_FIELDS = [
-    "version",
-    "voided",
-    "voided_at",
-    "suspected_duplicate",
-    "fingerprint",
-    "ig_version",
-    "consent_granted",
-    "consent_datetime",
-    "source_updated_at",
-    "birth_year",
-    "mother_age_years",
-    "mother_postal_prefix",
-    "updated_at",
-]
 
 
 @dataclass
@@ -105,11 +91,37 @@ def _apply_alone(practice: Practice, result: Result, ingestion_id: UUID | None) 
         return outcome
 
 
-@dataclass
+@dataclass(slots=True)
+class _Row:
+    """A record's stored values, as this chunk sees them (no model instance: they cost)."""
+
+    id: UUID
+    external_record_id: str
+    version: int = 1
+    voided: bool = False
+    voided_at: datetime | None = None
+    suspected_duplicate: bool = False
+    fingerprint: str | None = None
+    ig_version: str | None = None
+    consent_granted: bool = False
+    consent_datetime: datetime | None = None
+    source_updated_at: datetime | None = None
+    birth_year: int | None = None
+    mother_age_years: int | None = None
+    mother_postal_prefix: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+ROW_FIELDS = [f.name for f in fields(_Row)]
+CHANGEABLE_FIELDS = [name for name in ROW_FIELDS if name not in ("id", "external_record_id")]
+
+
+@dataclass(slots=True)
 class _Tracked:
     """A record as this chunk sees it, and what the chunk did to it."""
 
-    record: Record
+    row: _Row
     is_new: bool
     changed: bool = False
     course: CourseOfCare | None = None  # the course whose facts replace the stored ones
@@ -122,8 +134,8 @@ class _Chunk:
         self.now = timezone.now()
         self.tracked: dict[str, _Tracked] = {}
         self.live_by_fingerprint: dict[str, set[UUID]] = defaultdict(set)
-        self.links: list[DuplicateLink] = []
-        self.versions: list[RecordVersion] = []
+        self.links: list[tuple[UUID, UUID]] = []
+        self.versions: list[tuple[UUID, int, str, dict[str, Any]]] = []
         self.outcome = ChunkOutcome()
 
     def apply(self, results: Sequence[Result]) -> ChunkOutcome:
@@ -146,11 +158,13 @@ class _Chunk:
 
     def _load(self, results: Sequence[Result]) -> None:
         charts = {r.external_record_id for r in results if not isinstance(r, Rejection)}
-        records = Record.objects.select_for_update().filter(
-            practice=self.practice, external_record_id__in=charts
+        records = (
+            Record.objects.select_for_update()
+            .filter(practice=self.practice, external_record_id__in=charts)
+            .values(*ROW_FIELDS)
         )
-        for record in records:
-            self.tracked[record.external_record_id] = _Tracked(record, is_new=False)
+        for values in records:
+            self.tracked[values["external_record_id"]] = _Tracked(_Row(**values), is_new=False)
         fingerprints = {
             r.fingerprint for r in results if isinstance(r, CourseOfCare) and r.fingerprint
         }
@@ -167,50 +181,44 @@ class _Chunk:
         tracked = self.tracked.get(course.external_record_id)
         if tracked is None:
             self._create(course)
-        elif tracked.record.voided:
+        elif tracked.row.voided:
             self._revive(tracked, course)
         else:
             self._amend(tracked, course)
 
     def _create(self, course: CourseOfCare) -> None:
-        record = Record(
-            id=uuid4(),
-            practice=self.practice,
-            external_record_id=course.external_record_id,
-            version=1,
-            created_at=self.now,
-        )
-        tracked = _Tracked(record, is_new=True)
+        row = _Row(id=uuid4(), external_record_id=course.external_record_id, created_at=self.now)
+        tracked = _Tracked(row, is_new=True)
         self.tracked[course.external_record_id] = tracked
-        self._flag_if_resembling(record, course.fingerprint)
+        self._flag_if_resembling(row, course.fingerprint)
         self._take(tracked, course, RecordVersion.Change.CREATED)
-        self._accept(course.reference, record, amended=False)
+        self._accept(course.reference, row, amended=False)
 
     def _amend(self, tracked: _Tracked, course: CourseOfCare) -> None:
-        record = tracked.record
-        stored, incoming = record.source_updated_at, course.source_updated_at
+        row = tracked.row
+        stored, incoming = row.source_updated_at, course.source_updated_at
         if stored is not None and incoming is not None and incoming < stored:
             self._reject_conflict(course, STALE_UPDATE)
             return
-        if self._would_duplicate_another(record, course.fingerprint):
+        if self._would_duplicate_another(row, course.fingerprint):
             self._reject_conflict(
                 course,
                 "The correction would make this record a duplicate of a different record "
                 "on file (same mother and newborn birth date); it was not merged.",
             )
             return
-        record.version += 1
+        row.version += 1
         self._take(tracked, course, RecordVersion.Change.AMENDED)
-        self._accept(course.reference, record, amended=True)
+        self._accept(course.reference, row, amended=True)
 
     def _revive(self, tracked: _Tracked, course: CourseOfCare) -> None:
         """A voided chart sent again comes back as a further version of the same record."""
-        record = tracked.record
-        record.voided, record.voided_at = False, None
-        record.version += 1
-        self._flag_if_resembling(record, course.fingerprint)
+        row = tracked.row
+        row.voided, row.voided_at = False, None
+        row.version += 1
+        self._flag_if_resembling(row, course.fingerprint)
         self._take(tracked, course, RecordVersion.Change.REVIVED)
-        self._accept(course.reference, record, amended=True)
+        self._accept(course.reference, row, amended=True)
 
     def _retract(self, retraction: Retraction) -> None:
         tracked = self.tracked.get(retraction.external_record_id)
@@ -228,82 +236,71 @@ class _Chunk:
                 )
             )
             return
-        record = tracked.record
-        if not record.voided:  # retracting a voided record again changes nothing
-            self._forget_fingerprint(record)
-            record.voided, record.voided_at, record.updated_at = True, self.now, self.now
+        row = tracked.row
+        if not row.voided:  # retracting a voided record again changes nothing
+            self._forget_fingerprint(row)
+            row.voided, row.voided_at, row.updated_at = True, self.now, self.now
             tracked.changed = True
-            self.versions.append(self._version(record, RecordVersion.Change.VOIDED, None))
+            self.versions.append(
+                (row.id, row.version, RecordVersion.Change.VOIDED, {"voided": True})
+            )
         self.outcome.accepted.append(
             {
                 "reference": retraction.reference,
-                "submission_uuid": str(record.id),
-                "external_record_id": record.external_record_id,
+                "submission_uuid": str(row.id),
+                "external_record_id": row.external_record_id,
                 "voided": True,
             }
         )
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _would_duplicate_another(self, record: Record, fingerprint: str | None) -> bool:
+    def _would_duplicate_another(self, row: _Row, fingerprint: str | None) -> bool:
         """A changed fingerprint that lands on another live record: spec 3, "not merged"."""
-        if not fingerprint or fingerprint == record.fingerprint:
+        if not fingerprint or fingerprint == row.fingerprint:
             return False
-        return bool(self.live_by_fingerprint[fingerprint] - {record.id})
+        return bool(self.live_by_fingerprint[fingerprint] - {row.id})
 
-    def _flag_if_resembling(self, record: Record, fingerprint: str | None) -> None:
+    def _flag_if_resembling(self, row: _Row, fingerprint: str | None) -> None:
         if not fingerprint:
             return
-        resembled = self.live_by_fingerprint[fingerprint] - {record.id}
+        resembled = self.live_by_fingerprint[fingerprint] - {row.id}
         if resembled:
-            record.suspected_duplicate = True
-            self.links.extend(
-                DuplicateLink(record_id=record.id, resembles_id=other, created_at=self.now)
-                for other in sorted(resembled)
-            )
+            row.suspected_duplicate = True
+            self.links.extend((row.id, other) for other in sorted(resembled))
 
-    def _forget_fingerprint(self, record: Record) -> None:
-        if record.fingerprint:
-            self.live_by_fingerprint[record.fingerprint].discard(record.id)
+    def _forget_fingerprint(self, row: _Row) -> None:
+        if row.fingerprint:
+            self.live_by_fingerprint[row.fingerprint].discard(row.id)
 
     def _take(self, tracked: _Tracked, course: CourseOfCare, change: str) -> None:
         """The record takes the course's facts, and the version is kept in its history."""
-        record = tracked.record
-        self._forget_fingerprint(record)
-        record.fingerprint = course.fingerprint
-        record.ig_version = course.ig_version
-        record.consent_granted = course.consent_granted
-        record.consent_datetime = course.consent_datetime
-        record.source_updated_at = course.source_updated_at or record.source_updated_at
-        record.birth_year = _earliest_birth_year(course)
-        record.mother_age_years = course.mother_age_years
-        record.mother_postal_prefix = course.mother_postal_prefix
-        record.updated_at = self.now
+        row = tracked.row
+        self._forget_fingerprint(row)
+        row.fingerprint = course.fingerprint
+        row.ig_version = course.ig_version
+        row.consent_granted = course.consent_granted
+        row.consent_datetime = course.consent_datetime
+        row.source_updated_at = course.source_updated_at or row.source_updated_at
+        row.birth_year = _earliest_birth_year(course)
+        row.mother_age_years = course.mother_age_years
+        row.mother_postal_prefix = course.mother_postal_prefix
+        row.updated_at = self.now
         if course.fingerprint:
-            self.live_by_fingerprint[course.fingerprint].add(record.id)
+            self.live_by_fingerprint[course.fingerprint].add(row.id)
         tracked.changed, tracked.course = True, course
-        self.versions.append(self._version(record, change, course))
+        self.versions.append((row.id, row.version, change, _snapshot(course)))
 
-    def _version(self, record: Record, change: str, course: CourseOfCare | None) -> RecordVersion:
-        return RecordVersion(
-            record_id=record.id,
-            version=record.version,
-            change=change,
-            values=_snapshot(record, course),
-            ingestion_id=self.ingestion_id,
-            created_at=self.now,
-        )
-
-    def _accept(self, reference: str, record: Record, *, amended: bool) -> None:
+    def _accept(self, reference: str, row: _Row, *, amended: bool) -> None:
         entry: dict[str, Any] = {
             "reference": reference,
-            "submission_uuid": str(record.id),
-            "external_record_id": record.external_record_id,
+            "submission_uuid": str(row.id),
+            "external_record_id": row.external_record_id,
             "amended": amended,
         }
         if amended:
-            entry["version"] = record.version
-        if record.suspected_duplicate:
+            entry["version"] = row.version
+        if row.suspected_duplicate:
             entry["suspected_duplicate"] = True
         self.outcome.accepted.append(entry)
 
@@ -320,28 +317,53 @@ class _Chunk:
 
     def _write(self) -> None:
         tracked = list(self.tracked.values())
-        Record.objects.bulk_create([t.record for t in tracked if t.is_new])
-        changed = [t.record for t in tracked if t.changed and not t.is_new]
-        if changed:
-            Record.objects.bulk_update(changed, RECORD_VALUE_FIELDS)
-        replaced = {t.record.id: t.course for t in tracked if t.course is not None}
-        self._write_facts(replaced)
-        DuplicateLink.objects.bulk_create(self.links, ignore_conflicts=True)
-        RecordVersion.objects.bulk_create(self.versions)
-
-    def _write_facts(self, courses: Mapping[UUID, CourseOfCare | None]) -> None:
-        ids = list(courses)
-        for model in (Child, Attendance, Transfer):
-            model.objects.filter(record_id__in=ids).delete()
-        live = {record_id: c for record_id, c in courses.items() if c is not None}
-        Child.objects.bulk_create(_children(live))
-        Transfer.objects.bulk_create(
-            Transfer(record_id=record_id, kind=kind)
-            for record_id, course in live.items()
-            for kind in course.transfers
+        practice_id = self.practice.pk
+        insert_rows(
+            Record,
+            ["practice_id", *ROW_FIELDS],
+            ([practice_id, *_values(t.row, ROW_FIELDS)] for t in tracked if t.is_new),
         )
-        providers = self._upsert_providers(live.values())
-        Attendance.objects.bulk_create(_attendances(live, providers))
+        update_rows(
+            Record,
+            ["id", *CHANGEABLE_FIELDS],
+            (
+                [t.row.id, *_values(t.row, CHANGEABLE_FIELDS)]
+                for t in tracked
+                if t.changed and not t.is_new
+            ),
+        )
+        replaced_existing = [t.row.id for t in tracked if t.course is not None and not t.is_new]
+        for model in (Child, Attendance, Transfer):
+            model.objects.filter(record_id__in=replaced_existing).delete()
+        self._write_facts({t.row.id: t.course for t in tracked if t.course is not None})
+        if self.links:
+            DuplicateLink.objects.bulk_create(
+                [
+                    DuplicateLink(record_id=record, resembles_id=other, created_at=self.now)
+                    for record, other in self.links
+                ],
+                ignore_conflicts=True,
+            )
+        insert_rows(
+            RecordVersion,
+            ["record_id", "version", "change", "values", "ingestion_id", "created_at"],
+            (
+                (record, version, change, values, self.ingestion_id, self.now)
+                for record, version, change, values in self.versions
+            ),
+        )
+
+    def _write_facts(self, courses: Mapping[UUID, CourseOfCare]) -> None:
+        insert_rows(Child, CHILD_FIELDS, _children(courses))
+        insert_rows(
+            Transfer,
+            ["record_id", "kind"],
+            ((record_id, kind) for record_id, c in courses.items() for kind in c.transfers),
+        )
+        providers = self._upsert_providers(courses.values())
+        insert_rows(
+            Attendance, ["record_id", "provider_id", "kind"], _attendances(courses, providers)
+        )
 
     def _upsert_providers(self, courses: Iterable[CourseOfCare]) -> dict[str, int]:
         latest = {p.stable_id: p for course in courses for p in course.providers}
@@ -371,33 +393,52 @@ class _Chunk:
         )
 
 
-def _children(courses: dict[UUID, CourseOfCare]) -> Iterable[Child]:
+def _values(row: _Row, names: Sequence[str]) -> list[Any]:
+    return [getattr(row, name) for name in names]
+
+
+CHILD_FIELDS = [
+    "record_id",
+    "birth_order",
+    "outcome",
+    "sex",
+    "birth_year",
+    "birth_weight_grams",
+    "gestational_age_weeks",
+    "gestational_age_days",
+    "apgar_1",
+    "apgar_5",
+    "apgar_10",
+]
+
+
+def _children(courses: Mapping[UUID, CourseOfCare]) -> Iterable[tuple[Any, ...]]:
     for record_id, course in courses.items():
-        for child in course.children:
-            yield Child(
-                record_id=record_id,
-                birth_order=child.birth_order,
-                outcome=child.outcome,
-                sex=child.sex,
-                birth_year=child.birth_year,
-                birth_weight_grams=child.birth_weight_grams,
-                gestational_age_weeks=child.gestational_age_weeks,
-                gestational_age_days=child.gestational_age_days,
-                apgar_1=child.apgar_1,
-                apgar_5=child.apgar_5,
-                apgar_10=child.apgar_10,
+        for c in course.children:
+            yield (
+                record_id,
+                c.birth_order,
+                c.outcome,
+                c.sex,
+                c.birth_year,
+                c.birth_weight_grams,
+                c.gestational_age_weeks,
+                c.gestational_age_days,
+                c.apgar_1,
+                c.apgar_5,
+                c.apgar_10,
             )
 
 
 def _attendances(
-    courses: dict[UUID, CourseOfCare], providers: dict[str, int]
-) -> Iterable[Attendance]:
+    courses: Mapping[UUID, CourseOfCare], providers: dict[str, int]
+) -> Iterable[tuple[UUID, int, str]]:
     for record_id, course in courses.items():
-        pairs = {(s, Attendance.Kind.ATTENDED) for s in course.attended_by}
-        pairs |= {(s, Attendance.Kind.PRESENT) for s in course.present}
+        pairs = {(s, Attendance.Kind.ATTENDED.value) for s in course.attended_by}
+        pairs |= {(s, Attendance.Kind.PRESENT.value) for s in course.present}
         for stable_id, kind in sorted(pairs):
             if stable_id in providers:
-                yield Attendance(record_id=record_id, provider_id=providers[stable_id], kind=kind)
+                yield record_id, providers[stable_id], kind
 
 
 def _earliest_birth_year(course: CourseOfCare) -> int | None:
@@ -409,39 +450,24 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def _snapshot(record: Record, course: CourseOfCare | None) -> dict[str, Any]:
+def _snapshot(course: CourseOfCare) -> dict[str, Any]:
     """The masked values of a version, for the record's history."""
-    values: dict[str, Any] = {"voided": record.voided}
-    if course is None:
-        return values
-    values.update(
-        fingerprint=course.fingerprint,
-        ig_version=course.ig_version,
-        consent_granted=course.consent_granted,
-        consent_datetime=_iso(course.consent_datetime),
-        source_updated_at=_iso(course.source_updated_at),
-        mother_age_years=course.mother_age_years,
-        mother_postal_prefix=course.mother_postal_prefix,
-        children=[
-            {
-                "birth_order": c.birth_order,
-                "outcome": c.outcome,
-                "sex": c.sex,
-                "birth_year": c.birth_year,
-                "birth_weight_grams": c.birth_weight_grams,
-                "gestational_age_weeks": c.gestational_age_weeks,
-                "gestational_age_days": c.gestational_age_days,
-                "apgar_1": c.apgar_1,
-                "apgar_5": c.apgar_5,
-                "apgar_10": c.apgar_10,
-            }
-            for c in course.children
+    return {
+        "voided": False,
+        "fingerprint": course.fingerprint,
+        "ig_version": course.ig_version,
+        "consent_granted": course.consent_granted,
+        "consent_datetime": _iso(course.consent_datetime),
+        "source_updated_at": _iso(course.source_updated_at),
+        "mother_age_years": course.mother_age_years,
+        "mother_postal_prefix": course.mother_postal_prefix,
+        "children": [
+            {name: getattr(c, name) for name in CHILD_FIELDS[1:]} for c in course.children
         ],
-        attended_by=list(course.attended_by),
-        present=list(course.present),
-        transfers=list(course.transfers),
-    )
-    return values
+        "attended_by": list(course.attended_by),
+        "present": list(course.present),
+        "transfers": list(course.transfers),
+    }
 
 
 def _rejection(

@@ -16,6 +16,8 @@ Exactly once, whatever happens to the worker:
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -63,8 +65,7 @@ def ingestion_process(ingestion_id: UUID) -> None:
         )
         return
     key = derive_fingerprint_key(settings.REGISTRY_FINGERPRINT_KEY.encode(), claim.practice_id)
-    while _process_next_chunk(claim, key):
-        pass
+    _process_chunks(claim, key)
     _complete(ingestion_id)
 
 
@@ -92,29 +93,59 @@ def _claim(ingestion_id: UUID) -> Claim | None:
     return Claim(ingestion_id, row["practice_id"], row["kind"], row["attempts"])
 
 
-def _process_next_chunk(claim: Claim, fingerprint_key: bytes) -> bool:
-    staged = (
-        StagedChunk.objects.filter(ingestion_id=claim.ingestion_id)
+def _process_chunks(claim: Claim, fingerprint_key: bytes) -> None:
+    """Apply the chunks in order, mapping the next one while the current one is applied.
+
+    Mapping is pure CPU and needs no lock; applying mostly waits on PostgreSQL. One mapping
+    thread runs a chunk ahead, so a single worker process keeps both busy (the thread gets
+    the GIL while the main thread waits on the database). At most two chunks are in memory.
+    """
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="map") as mapper:
+
+        def map_ahead(staged: Mapping[str, Any] | None) -> Future[list[Result]] | None:
+            if staged is None:
+                return None
+            return mapper.submit(_decrypt_and_map, claim, staged, fingerprint_key)
+
+        staged = _next_staged(claim.ingestion_id, after=-1)
+        mapping = map_ahead(staged)
+        while staged is not None and mapping is not None:
+            results = mapping.result()
+            following = _next_staged(claim.ingestion_id, after=staged["seq"])
+            mapping = map_ahead(following)
+            if not _apply_chunk(claim, staged, results):
+                break  # no longer ours to process (failed meanwhile)
+            staged = following
+
+
+def _next_staged(ingestion_id: UUID, *, after: int) -> Mapping[str, Any] | None:
+    return (
+        StagedChunk.objects.filter(ingestion_id=ingestion_id, seq__gt=after)
         .order_by("seq")
         .values("id", "seq", "first_index", "ciphertext")
         .first()
     )
-    if staged is None:
-        return False
+
+
+def _decrypt_and_map(claim: Claim, staged: Mapping[str, Any], key: bytes) -> list[Result]:
     plaintext = decrypt_chunk(
         bytes(staged["ciphertext"]), ingestion_id=claim.ingestion_id, seq=staged["seq"]
     )
-    # Mapping is pure and needs no lock: do it before the transaction to keep that short.
-    results = map_chunk(claim.kind, plaintext, staged["first_index"], fingerprint_key)
-    del plaintext
+    return map_chunk(claim.kind, plaintext, staged["first_index"], key)
+
+
+def _apply_chunk(claim: Claim, staged: Mapping[str, Any], results: list[Result]) -> bool:
+    """Apply one mapped chunk with its receipt entries; False once the ingestion is not ours."""
     with transaction.atomic():
         locked = (
             Ingestion.objects.select_for_update()
             .filter(id=claim.ingestion_id, status=Ingestion.Status.PROCESSING)
             .values_list("practice", flat=True)
         )
-        if not locked or not StagedChunk.objects.filter(id=staged["id"]).exists():
-            return bool(locked)  # another worker applied this chunk; go on to the next
+        if not locked:
+            return False
+        if not StagedChunk.objects.filter(id=staged["id"]).exists():
+            return True  # another worker (after a lease ran out) applied it already
         lock_practice(claim.practice_id)
         outcome = records_apply(
             practice=Practice(id=claim.practice_id),

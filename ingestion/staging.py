@@ -1,13 +1,17 @@
-"""Staged payloads are encrypted at rest with REGISTRY_PAYLOAD_KEY (AES-256-GCM).
+"""Staged payloads are compressed, then encrypted at rest with REGISTRY_PAYLOAD_KEY.
 
-The key is derived from the setting with HKDF so the setting can be any long random string.
-Each chunk's associated data binds it to its ingestion and position: a chunk copied to
+zlib at level 1 shrinks FHIR JSON five to twenty times for little CPU, which is most of the
+cost of staging a large batch (PostgreSQL writing the bytes); compressing before encrypting
+is safe here because nobody can observe the stored length. The key is derived from the
+setting with HKDF so the setting can be any long random string, and AES-256-GCM seals each
+chunk with associated data binding it to its ingestion and position: a chunk copied to
 another ingestion or reordered does not decrypt.
 """
 
 from __future__ import annotations
 
 import os
+import zlib
 from functools import lru_cache
 from uuid import UUID
 
@@ -18,7 +22,8 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 
 NONCE_BYTES = 12
-FORMAT_VERSION = b"\x01"
+FORMAT_VERSION = b"\x01"  # zlib, then AES-256-GCM
+COMPRESSION_LEVEL = 1
 
 
 class UnreadablePayload(Exception):
@@ -40,7 +45,7 @@ def _associated_data(ingestion_id: UUID, seq: int) -> bytes:
 def encrypt_chunk(plaintext: bytes, *, ingestion_id: UUID, seq: int) -> bytes:
     nonce = os.urandom(NONCE_BYTES)
     sealed = _cipher(settings.REGISTRY_PAYLOAD_KEY).encrypt(
-        nonce, plaintext, _associated_data(ingestion_id, seq)
+        nonce, zlib.compress(plaintext, COMPRESSION_LEVEL), _associated_data(ingestion_id, seq)
     )
     return FORMAT_VERSION + nonce + sealed
 
@@ -50,10 +55,11 @@ def decrypt_chunk(blob: bytes, *, ingestion_id: UUID, seq: int) -> bytes:
         raise UnreadablePayload("unknown staged payload format")
     nonce, sealed = blob[1 : 1 + NONCE_BYTES], blob[1 + NONCE_BYTES :]
     try:
-        return _cipher(settings.REGISTRY_PAYLOAD_KEY).decrypt(
+        compressed = _cipher(settings.REGISTRY_PAYLOAD_KEY).decrypt(
             nonce, sealed, _associated_data(ingestion_id, seq)
         )
     except InvalidTag:
         raise UnreadablePayload(
             "staged payload does not decrypt with REGISTRY_PAYLOAD_KEY"
         ) from None
+    return zlib.decompress(compressed)
