@@ -36,6 +36,7 @@ from ingestion.fhir import practice_fingerprint_key as derive_fingerprint_key
 from ingestion.fhir.outcome import error_outcome
 from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
 from ingestion.staging import decrypt_chunk
+from ingestion.validation import validate_course
 from registry.locks import lock_practice
 from registry.models import Practice
 
@@ -158,24 +159,35 @@ def _apply_chunk(claim: Claim, staged: Mapping[str, Any], results: list[Result])
 
 def map_chunk(kind: str, plaintext: bytes, first_index: int, key: bytes) -> list[Result]:
     """Decode a staged chunk and map it with the pure core (no I/O)."""
+    validate = settings.REGISTRY_FHIR_VALIDATION
     if kind == Ingestion.Kind.SINGLE:
         try:
             bundle = msgspec.json.decode(plaintext)
         except (msgspec.DecodeError, ValueError):
             return [_undecodable("Bundle")]
-        return [map_single(bundle, fingerprint_key=key)]
+        invalid = validate and validate_course(bundle, reference="Bundle", path="Bundle")
+        return [invalid or map_single(bundle, fingerprint_key=key)]
     results: list[Result] = []
     for offset, raw in enumerate(_entries_decoder.decode(plaintext)):
         index = first_index + offset
+        reference = f"Bundle.entry[{index}]"
         try:
             entry = msgspec.json.decode(raw)
         except (msgspec.DecodeError, ValueError):
-            results.append(_undecodable(f"Bundle.entry[{index}]"))
+            results.append(_undecodable(reference))
             continue
-        result = map_batch_entry(entry, index, fingerprint_key=key)
+        invalid = validate and _validate_entry(entry, reference)
+        result = invalid or map_batch_entry(entry, index, fingerprint_key=key)
         if result is not None:
             results.append(result)
     return results
+
+
+def _validate_entry(entry: object, reference: str) -> Rejection | None:
+    resource = entry.get("resource") if isinstance(entry, dict) else None
+    if not isinstance(resource, dict) or resource.get("resourceType") != "Bundle":
+        return None  # a DELETE or an ignored entry: nothing to validate
+    return validate_course(resource, reference=reference, path=f"{reference}.resource")
 
 
 def _undecodable(reference: str) -> Rejection:

@@ -72,6 +72,7 @@ def course(
             "resource": {
                 "resourceType": "Encounter",
                 "status": "finished",
+                "class": {"code": "IMP"},
                 "participant": [
                     {
                         "type": [{"coding": [{"code": "ATND"}]}],
@@ -82,7 +83,16 @@ def course(
         },
     ]
     if consent is not None:
-        entries.append({"resource": {"resourceType": "Consent", "status": consent}})
+        entries.append(
+            {
+                "resource": {
+                    "resourceType": "Consent",
+                    "status": consent,
+                    "scope": {"coding": [{"code": "patient-privacy"}]},
+                    "category": [{"coding": [{"system": LOINC, "code": "59284-0"}]}],
+                }
+            }
+        )
     entries.extend(extra or [])
     bundle: dict[str, Any] = {
         "resourceType": "Bundle",
