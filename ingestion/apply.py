@@ -111,6 +111,7 @@ class _Row:
     mother_postal_prefix: str | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    merged_into_id: UUID | None = None
 
 
 ROW_FIELDS = [f.name for f in fields(_Row)]
@@ -212,9 +213,13 @@ class _Chunk:
         self._accept(course.reference, row, amended=True)
 
     def _revive(self, tracked: _Tracked, course: CourseOfCare) -> None:
-        """A voided chart sent again comes back as a further version of the same record."""
+        """A voided chart sent again comes back as a further version of the same record.
+
+        A record a reviewer merged into another comes back unmerged (and, if it still
+        resembles the survivor, flagged for review again): the sender says it stands.
+        """
         row = tracked.row
-        row.voided, row.voided_at = False, None
+        row.voided, row.voided_at, row.merged_into_id = False, None, None
         row.version += 1
         self._flag_if_resembling(row, course.fingerprint)
         self._take(tracked, course, RecordVersion.Change.REVIVED)
@@ -333,8 +338,9 @@ class _Chunk:
             ),
         )
         replaced_existing = [t.row.id for t in tracked if t.course is not None and not t.is_new]
-        for model in (Child, Attendance, Transfer):
-            model.objects.filter(record_id__in=replaced_existing).delete()
+        if replaced_existing:
+            for model in (Child, Attendance, Transfer):
+                model.objects.filter(record_id__in=replaced_existing).delete()
         self._write_facts({t.row.id: t.course for t in tracked if t.course is not None})
         if self.links:
             DuplicateLink.objects.bulk_create(
@@ -369,7 +375,7 @@ class _Chunk:
         latest = {p.stable_id: p for course in courses for p in course.providers}
         if not latest:
             return {}
-        Provider.objects.bulk_create(
+        upserted = Provider.objects.bulk_create(
             [
                 Provider(
                     practice=self.practice,
@@ -386,6 +392,9 @@ class _Chunk:
             unique_fields=["practice", "stable_id"],
             update_fields=["npi", "display_name", "credentials", "role", "updated_at"],
         )
+        if all(provider.pk is not None for provider in upserted):
+            return {provider.stable_id: provider.pk for provider in upserted}
+        # Databases that do not return ids from an upsert: look them up.
         return dict(
             Provider.objects.filter(practice=self.practice, stable_id__in=latest).values_list(
                 "stable_id", "id"

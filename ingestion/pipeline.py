@@ -15,6 +15,7 @@ Exactly once, whatever happens to the worker:
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -25,10 +26,10 @@ from uuid import UUID
 
 import msgspec
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q
-from django.db.models.functions import Coalesce
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
+from psycopg import sql
 
 from ingestion.apply import ChunkOutcome, records_apply
 from ingestion.fhir import Rejection, Result, map_batch_entry, map_single
@@ -45,12 +46,19 @@ log = logging.getLogger(__name__)
 _entries_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 
 
+class Step(enum.Enum):
+    NEXT = "next"  # go on with the next chunk
+    DONE = "done"  # the last chunk was applied: the ingestion is completed
+    STOP = "stop"  # the ingestion is no longer processing (it failed meanwhile)
+
+
 @dataclass(frozen=True, slots=True)
 class Claim:
     ingestion_id: UUID
     practice_id: int
     kind: str
     attempts: int
+    last_seq: int  # the chunks are numbered 0..chunk_count-1
 
 
 def ingestion_process(ingestion_id: UUID) -> None:
@@ -66,41 +74,56 @@ def ingestion_process(ingestion_id: UUID) -> None:
         )
         return
     key = derive_fingerprint_key(settings.REGISTRY_FINGERPRINT_KEY.encode(), claim.practice_id)
-    _process_chunks(claim, key)
-    _complete(ingestion_id)
+    if _process_chunks(claim, key) == Step.NEXT:
+        _complete(ingestion_id)  # nothing was left to apply (a worker died after the last)
 
 
 def _lease_end() -> Any:
     return timezone.now() + timedelta(seconds=settings.REGISTRY_LEASE_SECONDS)
 
 
+CLAIM = sql.SQL("""
+    UPDATE {table}
+       SET status = %(processing)s,
+           started_at = COALESCE(started_at, %(now)s),
+           lease_expires_at = %(lease_end)s,
+           attempts = attempts + 1
+     WHERE id = %(id)s
+       AND (status = %(queued)s OR (status = %(processing)s AND lease_expires_at < %(now)s))
+ RETURNING practice_id, kind, attempts, chunk_count
+""").format(table=sql.Identifier(Ingestion._meta.db_table))
+
+
 def _claim(ingestion_id: UUID) -> Claim | None:
-    now = timezone.now()
-    claimable = Q(status=Ingestion.Status.QUEUED) | Q(
-        status=Ingestion.Status.PROCESSING, lease_expires_at__lt=now
-    )
-    claimed = (
-        Ingestion.objects.filter(claimable, id=ingestion_id).update(
-            status=Ingestion.Status.PROCESSING,
-            started_at=Coalesce("started_at", now),
-            lease_expires_at=_lease_end(),
-            attempts=F("attempts") + 1,
-        )
-        == 1
-    )
-    if not claimed:
-        return None  # finished, or another worker holds a live lease
-    row = Ingestion.objects.values("practice_id", "kind", "attempts").get(id=ingestion_id)
-    return Claim(ingestion_id, row["practice_id"], row["kind"], row["attempts"])
+    """Take the lease in one statement; None when finished or another worker holds it."""
+    parameters = {
+        "id": ingestion_id,
+        "now": timezone.now(),
+        "lease_end": _lease_end(),
+        "queued": Ingestion.Status.QUEUED.value,
+        "processing": Ingestion.Status.PROCESSING.value,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(CLAIM.as_string(cursor.connection), parameters)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    practice_id, kind, attempts, chunk_count = row
+    return Claim(ingestion_id, practice_id, kind, attempts, chunk_count - 1)
 
 
-def _process_chunks(claim: Claim, fingerprint_key: bytes) -> None:
+def _process_chunks(claim: Claim, fingerprint_key: bytes) -> Step:
     """Apply the chunks in order, mapping the next one while the current one is applied.
 
     Mapping is pure CPU and needs no lock; applying mostly waits on PostgreSQL. One mapping
     thread runs a chunk ahead, so a single worker process keeps both busy (the thread gets
     the GIL while the main thread waits on the database). At most two chunks are in memory.
     """
+    staged = _next_staged(claim.ingestion_id, after=-1)
+    if staged is None:
+        return Step.NEXT
+    if staged["seq"] == claim.last_seq:  # one chunk left (a single course): no thread
+        return _apply_chunk(claim, staged, _decrypt_and_map(claim, staged, fingerprint_key))
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="map") as mapper:
 
         def map_ahead(staged: Mapping[str, Any] | None) -> Future[list[Result]] | None:
@@ -108,15 +131,18 @@ def _process_chunks(claim: Claim, fingerprint_key: bytes) -> None:
                 return None
             return mapper.submit(_decrypt_and_map, claim, staged, fingerprint_key)
 
-        staged = _next_staged(claim.ingestion_id, after=-1)
         mapping = map_ahead(staged)
         while staged is not None and mapping is not None:
             results = mapping.result()
-            following = _next_staged(claim.ingestion_id, after=staged["seq"])
+            following = None
+            if staged["seq"] < claim.last_seq:
+                following = _next_staged(claim.ingestion_id, after=staged["seq"])
             mapping = map_ahead(following)
-            if not _apply_chunk(claim, staged, results):
-                break  # no longer ours to process (failed meanwhile)
+            step = _apply_chunk(claim, staged, results)
+            if step != Step.NEXT:
+                return step
             staged = following
+    return Step.NEXT
 
 
 def _next_staged(ingestion_id: UUID, *, after: int) -> Mapping[str, Any] | None:
@@ -135,26 +161,27 @@ def _decrypt_and_map(claim: Claim, staged: Mapping[str, Any], key: bytes) -> lis
     return map_chunk(claim.kind, plaintext, staged["first_index"], key)
 
 
-def _apply_chunk(claim: Claim, staged: Mapping[str, Any], results: list[Result]) -> bool:
-    """Apply one mapped chunk with its receipt entries; False once the ingestion is not ours."""
+def _apply_chunk(claim: Claim, staged: Mapping[str, Any], results: list[Result]) -> Step:
+    """Apply one mapped chunk with its receipt entries, and say what comes next."""
     with transaction.atomic():
         locked = (
-            Ingestion.objects.select_for_update()
+            Ingestion.objects.select_for_update(of=("self",))
             .filter(id=claim.ingestion_id, status=Ingestion.Status.PROCESSING)
-            .values_list("practice", flat=True)
+            .annotate(staged=Exists(StagedChunk.objects.filter(id=staged["id"])))
+            .values_list("staged", flat=True)
         )
         if not locked:
-            return False
-        if not StagedChunk.objects.filter(id=staged["id"]).exists():
-            return True  # another worker (after a lease ran out) applied it already
+            return Step.STOP  # failed meanwhile
+        if not locked[0]:
+            return Step.NEXT  # another worker (after a lease ran out) applied it already
         lock_practice(claim.practice_id)
         outcome = records_apply(
             practice=Practice(id=claim.practice_id),
             results=results,
             ingestion_id=claim.ingestion_id,
         )
-        _record_progress(claim.ingestion_id, staged["seq"], staged["id"], outcome)
-    return True
+        completed = _record_progress(claim.ingestion_id, staged["seq"], staged["id"], outcome)
+    return Step.DONE if completed else Step.NEXT
 
 
 def map_chunk(kind: str, plaintext: bytes, first_index: int, key: bytes) -> list[Result]:
@@ -199,16 +226,44 @@ def _undecodable(reference: str) -> Rejection:
     )
 
 
-def _record_progress(ingestion_id: UUID, seq: int, chunk_id: int, outcome: ChunkOutcome) -> None:
+PROGRESS = sql.SQL("""
+    UPDATE {ingestion} AS i
+       SET accepted_count = accepted_count + %(accepted)s,
+           rejected_count = rejected_count + %(rejected)s,
+           lease_expires_at = CASE WHEN s.left = 0 THEN NULL ELSE %(lease_end)s END,
+           status = CASE WHEN s.left = 0 THEN %(completed)s ELSE status END,
+           completed_at = CASE WHEN s.left = 0 THEN %(now)s ELSE completed_at END
+      FROM (SELECT count(*) AS left FROM {staged} WHERE ingestion_id = %(id)s) AS s
+     WHERE i.id = %(id)s
+ RETURNING i.status
+""").format(
+    ingestion=sql.Identifier(Ingestion._meta.db_table),
+    staged=sql.Identifier(StagedChunk._meta.db_table),
+)
+
+
+def _record_progress(ingestion_id: UUID, seq: int, chunk_id: int, outcome: ChunkOutcome) -> bool:
+    """The chunk's receipt entries and counts, its deletion, and completion after the last.
+
+    Returns True when this was the last chunk: the ingestion is completed in the same
+    transaction as the records it describes.
+    """
     OutcomeChunk.objects.create(
         ingestion_id=ingestion_id, seq=seq, accepted=outcome.accepted, rejected=outcome.rejected
     )
     StagedChunk.objects.filter(id=chunk_id).delete()
-    Ingestion.objects.filter(id=ingestion_id).update(
-        accepted_count=F("accepted_count") + len(outcome.accepted),
-        rejected_count=F("rejected_count") + len(outcome.rejected),
-        lease_expires_at=_lease_end(),
-    )
+    parameters = {
+        "id": ingestion_id,
+        "accepted": len(outcome.accepted),
+        "rejected": len(outcome.rejected),
+        "lease_end": _lease_end(),
+        "now": timezone.now(),
+        "completed": Ingestion.Status.COMPLETED.value,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(PROGRESS.as_string(cursor.connection), parameters)
+        (status,) = cursor.fetchone()
+    return bool(status == Ingestion.Status.COMPLETED)
 
 
 def _complete(ingestion_id: UUID) -> None:

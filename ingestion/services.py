@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from ingestion.models import Ingestion, StagedChunk
 from ingestion.staging import encrypt_chunk
 from ingestion.submission import Submission
-from ingestion.tasks import enqueue
+from ingestion.tasks import enqueue_submitted
 from registry.models import Practice
 
 
@@ -30,15 +29,25 @@ def ingestion_submit(
                 body_bytes=len(submission.body),
                 entry_count=submission.entry_count,
                 chunk_count=len(submission.bounds),
+                enqueued_at=timezone.now(),
             )
             _stage(ingestion, submission)
-            transaction.on_commit(partial(enqueue, ingestion.id), robust=True)
+            _enqueue_after_commit(ingestion)
     except IntegrityError:
         existing = ingestion_for_key(practice=practice, idempotency_key=idempotency_key)
         if existing is None:
             raise
         return existing, False
     return ingestion, True
+
+
+def _enqueue_after_commit(ingestion: Ingestion) -> None:
+    # A named function, not functools.partial: Django names the callback when it logs a
+    # failure (robust=True), and a partial has no __qualname__ to name it by.
+    def publish() -> None:
+        enqueue_submitted(ingestion.id)
+
+    transaction.on_commit(publish, robust=True)
 
 
 def _stage(ingestion: Ingestion, submission: Submission) -> None:

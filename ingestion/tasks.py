@@ -49,11 +49,27 @@ def _retry_or_fail(task: Task, ingestion_id: UUID) -> None:
 
 
 def enqueue(ingestion_id: UUID) -> None:
-    """Publish the task and note when. A failure here loses nothing: recovery re-enqueues."""
+    """Publish the task and note when (the recovery re-enqueues what waits too long)."""
     process_ingestion.delay(str(ingestion_id))
     Ingestion.objects.filter(id=ingestion_id, status=Ingestion.Status.QUEUED).update(
         enqueued_at=timezone.now()
     )
+
+
+def enqueue_submitted(ingestion_id: UUID) -> None:
+    """Publish a just-committed submission, whose ``enqueued_at`` was set when it was created.
+
+    Setting it with the insert spares every submission a second write. If publishing fails
+    (broker down), it is cleared, so the recovery picks the ingestion up after its grace
+    period; nothing is lost either way.
+    """
+    try:
+        process_ingestion.delay(str(ingestion_id))
+    except Exception:
+        Ingestion.objects.filter(id=ingestion_id, status=Ingestion.Status.QUEUED).update(
+            enqueued_at=None
+        )
+        raise
 
 
 @shared_task(ignore_result=True)

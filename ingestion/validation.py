@@ -9,6 +9,7 @@ is mapped and one that does not validate is rejected, with diagnostics that name
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fhir.resources.R4B.bundle import Bundle
@@ -41,7 +42,7 @@ def validate_course(bundle: object, *, reference: str, path: str) -> Rejection |
     return None
 
 
-def _message(detail: dict[str, Any]) -> str:
+def _message(detail: Mapping[str, Any]) -> str:
     return f"Not a valid FHIR R4B element: {detail.get('msg', 'invalid')}."
 
 

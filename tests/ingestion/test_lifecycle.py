@@ -301,3 +301,25 @@ def test_a_chart_number_the_registry_cannot_store_is_rejected_alone(api):
     assert receipt["accepted"] == 2
     assert receipt["rejected"] == 1
     assert receipt["outcome"]["rejected"][0]["reference"] == "Bundle.entry[1]"
+
+
+def test_a_resend_of_a_merged_chart_comes_back_unmerged_and_flagged_again(api):
+    from django.contrib.auth.models import User
+
+    from registry.models import Membership
+    from registry.review import record_merge
+
+    survivor = Record.objects.get(id=only_accepted(ingest(api, course("C-1")))["submission_uuid"])
+    duplicate = Record.objects.get(id=only_accepted(ingest(api, course("C-2")))["submission_uuid"])
+    reviewer = User.objects.create_user("rita", is_staff=True)
+    Membership.objects.create(user=reviewer, practice=api.practice, role="reviewer")
+    record_merge(record=duplicate, survivor=survivor, by=reviewer)
+    duplicate.refresh_from_db()
+    assert (duplicate.voided, duplicate.merged_into) == (True, survivor)
+
+    entry = only_accepted(ingest(api, course("C-2", weight_grams=2950)))
+    assert (entry["amended"], entry["suspected_duplicate"]) == (True, True)
+    duplicate.refresh_from_db()
+    assert not duplicate.voided
+    assert duplicate.merged_into is None
+    assert duplicate.suspected_duplicate

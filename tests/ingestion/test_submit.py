@@ -209,8 +209,40 @@ def test_an_invalid_idempotency_key_is_400(api, value):
 def test_processing_is_enqueued_only_after_commit(api, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         api.submit(course("C-1"))
-    assert len(callbacks) == 1
-    assert Ingestion.objects.get().enqueued_at is None
+    (callback,) = callbacks
+    assert callback.__name__ == "publish"
+    assert Ingestion.objects.get().status == Ingestion.Status.QUEUED
+
+
+def reset_producers(app):
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_the_broker_down_a_submission_is_kept_for_the_recovery(client, settings):
+    from config.celery import app
+    from ingestion.pipeline import ingestions_to_recover
+    from registry.models import Practice
+    from tests.ingestion.conftest import Api
+
+    settings.REGISTRY_RECOVERY_GRACE_SECONDS = 0
+    practice = Practice.objects.create(slug="st-mary")
+    api = Api(client, mint(practice), practice)
+    original = app.conf.broker_url
+    app.conf.broker_url = "redis://127.0.0.1:1/0"  # a real, closed port
+    reset_producers(app)  # producers connect anew, to the closed port
+    try:
+        response = api.submit(course("C-1"))
+    finally:
+        app.conf.broker_url = original
+        reset_producers(app)
+    assert response.status_code == 202
+    ingestion = Ingestion.objects.get()
+    assert ingestion.status == Ingestion.Status.QUEUED
+    assert ingestion.enqueued_at is None
+    assert StagedChunk.objects.filter(ingestion=ingestion).exists()
+    assert ingestions_to_recover() == [ingestion.id]
 
 
 def test_an_unknown_api_path_is_an_operation_outcome(api, client):
