@@ -20,9 +20,9 @@ import environ
 from config.secrets import check_strength, generated_secrets, missing
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
+VAR_DIR = Path(env.str("REGISTRY_VAR_DIR", default=str(BASE_DIR / "var")))
 
 DEBUG = env.bool("DEBUG", default=False)
 EMBEDDED = not env.str("DATABASE_URL", default="") and not env.str("REDIS_URL", default="")

@@ -5,7 +5,12 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from config.health import healthz
 
+admin.site.site_header = "Birth registry administration"
+admin.site.site_url = "/settings/"
+
 urlpatterns = [
+    # The API is the product: its interactive documentation is the front page.
+    path("", RedirectView.as_view(pattern_name="docs"), name="home"),
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),

@@ -29,7 +29,6 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
-from psycopg import sql
 
 from ingestion.apply import ChunkOutcome, records_apply
 from ingestion.fhir import Rejection, Result, map_batch_entry, map_single
@@ -82,8 +81,9 @@ def _lease_end() -> Any:
     return timezone.now() + timedelta(seconds=settings.REGISTRY_LEASE_SECONDS)
 
 
-CLAIM = sql.SQL("""
-    UPDATE {table}
+# Raw SQL where the ORM would need two statements; runs on PostgreSQL and SQLite alike.
+CLAIM = """
+    UPDATE {ingestion}
        SET status = %(processing)s,
            started_at = COALESCE(started_at, %(now)s),
            lease_expires_at = %(lease_end)s,
@@ -91,20 +91,28 @@ CLAIM = sql.SQL("""
      WHERE id = %(id)s
        AND (status = %(queued)s OR (status = %(processing)s AND lease_expires_at < %(now)s))
  RETURNING practice_id, kind, attempts, chunk_count
-""").format(table=sql.Identifier(Ingestion._meta.db_table))
+"""
+
+
+def _sql(template: str) -> str:
+    """The statement with the ingestion tables' names, quoted for the database in use."""
+    return template.format(
+        ingestion=connection.ops.quote_name(Ingestion._meta.db_table),
+        staged=connection.ops.quote_name(StagedChunk._meta.db_table),
+    )
 
 
 def _claim(ingestion_id: UUID) -> Claim | None:
     """Take the lease in one statement; None when finished or another worker holds it."""
     parameters = {
-        "id": ingestion_id,
+        "id": _db_uuid(ingestion_id),
         "now": timezone.now(),
         "lease_end": _lease_end(),
         "queued": Ingestion.Status.QUEUED.value,
         "processing": Ingestion.Status.PROCESSING.value,
     }
     with connection.cursor() as cursor:
-        cursor.execute(CLAIM.as_string(cursor.connection), parameters)
+        cursor.execute(_sql(CLAIM), parameters)
         row = cursor.fetchone()
     if row is None:
         return None
@@ -226,20 +234,22 @@ def _undecodable(reference: str) -> Rejection:
     )
 
 
-PROGRESS = sql.SQL("""
-    UPDATE {ingestion} AS i
+PROGRESS = """
+    UPDATE {ingestion}
        SET accepted_count = accepted_count + %(accepted)s,
            rejected_count = rejected_count + %(rejected)s,
-           lease_expires_at = CASE WHEN s.left = 0 THEN NULL ELSE %(lease_end)s END,
-           status = CASE WHEN s.left = 0 THEN %(completed)s ELSE status END,
-           completed_at = CASE WHEN s.left = 0 THEN %(now)s ELSE completed_at END
-      FROM (SELECT count(*) AS left FROM {staged} WHERE ingestion_id = %(id)s) AS s
-     WHERE i.id = %(id)s
- RETURNING i.status
-""").format(
-    ingestion=sql.Identifier(Ingestion._meta.db_table),
-    staged=sql.Identifier(StagedChunk._meta.db_table),
-)
+           lease_expires_at = CASE WHEN s.remaining = 0 THEN NULL ELSE %(lease_end)s END,
+           status = CASE WHEN s.remaining = 0 THEN %(completed)s ELSE status END,
+           completed_at = CASE WHEN s.remaining = 0 THEN %(now)s ELSE completed_at END
+      FROM (SELECT count(*) AS remaining FROM {staged} WHERE ingestion_id = %(id)s) AS s
+     WHERE id = %(id)s
+ RETURNING status
+"""
+
+
+def _db_uuid(value: UUID) -> Any:
+    """A UUID as the database stores it (SQLite keeps them as 32 hex characters)."""
+    return Ingestion._meta.pk.get_db_prep_value(value, connection)
 
 
 def _record_progress(ingestion_id: UUID, seq: int, chunk_id: int, outcome: ChunkOutcome) -> bool:
@@ -253,7 +263,7 @@ def _record_progress(ingestion_id: UUID, seq: int, chunk_id: int, outcome: Chunk
     )
     StagedChunk.objects.filter(id=chunk_id).delete()
     parameters = {
-        "id": ingestion_id,
+        "id": _db_uuid(ingestion_id),
         "accepted": len(outcome.accepted),
         "rejected": len(outcome.rejected),
         "lease_end": _lease_end(),
@@ -261,7 +271,7 @@ def _record_progress(ingestion_id: UUID, seq: int, chunk_id: int, outcome: Chunk
         "completed": Ingestion.Status.COMPLETED.value,
     }
     with connection.cursor() as cursor:
-        cursor.execute(PROGRESS.as_string(cursor.connection), parameters)
+        cursor.execute(_sql(PROGRESS), parameters)
         (status,) = cursor.fetchone()
     return bool(status == Ingestion.Status.COMPLETED)
 

@@ -1,0 +1,70 @@
+"""The embedded default (no DATABASE_URL, no REDIS_URL): SQLite, tasks in-process.
+
+A first look must work end to end, so this runs the real thing in a fresh interpreter: migrate
+a new SQLite file, mint a key, submit a course, amend it, retract it in a batch, and read the
+receipts, with every task executed in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCRIPT = """
+import json, django
+django.setup()
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection
+from django.test import Client
+from keys.models import SCOPES, KeyEvent
+from keys.services import key_mint
+from registry.services import practice_create
+from tests.factories import batch, course, delete_entry, dumps
+
+assert connection.vendor == "sqlite" and settings.CELERY_TASK_ALWAYS_EAGER
+call_command("migrate", verbosity=0)
+practice, _ = practice_create(slug="first-look")
+token = key_mint(practice=practice, scopes=list(SCOPES), via=KeyEvent.Via.COMMAND)[1]
+client = Client(HTTP_HOST="127.0.0.1", headers={"Authorization": f"Bearer {token}"})
+receipts = []
+bodies = [course("C-1"), course("C-1", weight_grams=3100)]
+bodies.append(batch(delete_entry("C-1"), course("C-2")))
+for body in bodies:
+    response = client.post(
+        "/api/registry/fhir/Bundle", dumps(body), content_type="application/fhir+json"
+    )
+    assert response.status_code == 202, response.content
+    receipts.append(client.get(response["Content-Location"]).json())
+print(json.dumps(receipts))
+"""
+
+
+def test_the_embedded_default_ingests_amends_and_retracts(tmp_path):
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "REGISTRY_DEV_SECRETS")
+    }
+    env["REGISTRY_VAR_DIR"] = str(tmp_path)
+    env["DJANGO_SETTINGS_MODULE"] = "config.settings"
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    created, amended, retracted = json.loads(result.stdout.strip().splitlines()[-1])
+    assert (created["status"], created["accepted"]) == ("completed", 1)
+    assert amended["outcome"]["accepted"][0]["version"] == 2
+    assert [e.get("voided", False) for e in retracted["outcome"]["accepted"]] == [True, False]
+    assert (tmp_path / "registry.sqlite3").exists()
+    assert (tmp_path / "secrets.json").exists()
