@@ -2,7 +2,7 @@
 
 ``python -m bench.mapping`` prints the median cost in microseconds of ``map_single`` for
 (a) a realistic ten-resource course built here and (b) large documents of the BFDR corpus
-(``../shared/corpus/bfdr-examples`` next to the repository), skipped when absent. Figures
+(the copy in ``tests/fixtures/bfdr-examples``). Figures
 only: nothing asserts on time.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from ingestion.fhir import CourseOfCare, map_single, practice_fingerprint_key
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared/corpus/bfdr-examples"
+CORPUS = Path(__file__).resolve().parents[1] / "tests/fixtures/bfdr-examples"
 CORPUS_FILES = ("BasicBirthRecord.json", "BirthRecordBabyGQuinn.json", "FetalDeathReport.json")
 VR = "http://hl7.org/fhir/us/vr-common-library/StructureDefinition"
 ROUNDS, CALLS_PER_ROUND = 41, 250

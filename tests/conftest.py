@@ -21,3 +21,17 @@ def _clean_cache() -> None:
     keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
     if keys:
         client.delete(*keys)
+
+
+@pytest.fixture
+def practice(db):
+    from registry.models import Practice
+
+    return Practice.objects.create(slug="st-mary", name="St Mary's")
+
+
+@pytest.fixture
+def other_practice(db):
+    from registry.models import Practice
+
+    return Practice.objects.create(slug="riverside", name="Riverside")

@@ -26,7 +26,7 @@ from registry.models import Practice, Record
 from tests.factories import batch, course
 from tests.ingestion.conftest import Api, ingestion_id_of, mint
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared/corpus/bfdr-examples"
+CORPUS = Path(__file__).resolve().parent / "fixtures/bfdr-examples"
 DOCUMENTS = [
     "BirthRecordBabyGQuinn.json",
     "BasicBirthRecord2.json",

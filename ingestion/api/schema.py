@@ -7,12 +7,14 @@ scheme with its scopes, and realistic examples.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+
+from ingestion.fhir.outcome import IssueCode
 
 SCHEME = "registryApiKey"
 FHIR_JSON = "application/fhir+json"
@@ -22,21 +24,7 @@ def ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-ISSUE_CODES = [
-    "structure",
-    "required",
-    "value",
-    "invalid",
-    "conflict",
-    "not-found",
-    "not-supported",
-    "login",
-    "forbidden",
-    "too-costly",
-    "throttled",
-    "exception",
-    "informational",
-]
+ISSUE_CODES = sorted(get_args(IssueCode))
 
 COMPONENTS: dict[str, dict[str, Any]] = {
     "OperationOutcome": {

@@ -1,6 +1,6 @@
 """What each file of the BFDR example corpus maps to.
 
-The corpus (../shared/corpus/bfdr-examples, next to the repository; SOURCES.md says where
+The corpus (tests/fixtures/bfdr-examples, a copy of ../shared/corpus; SOURCES.md says where
 each file comes from) is real-world shaped: the .NET reference library's fixtures and the
 NCHS API's messages. Every file has an expectation here, so a new corpus file fails
 ``test_every_corpus_file_has_an_expectation`` until someone states what it maps to.
@@ -26,7 +26,7 @@ from ingestion.fhir import (
 )
 from tests.fhir.builders import KEY
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared/corpus/bfdr-examples"
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures/bfdr-examples"
 
 
 @dataclass(frozen=True)
@@ -476,9 +476,6 @@ def as_expected(result: Result) -> Course | Rejected:
         fingerprinted=result.fingerprint is not None,
         consent_granted=result.consent_granted,
     )
-
-
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared BFDR corpus is absent")
 
 
 def test_every_corpus_file_has_an_expectation() -> None:

@@ -29,7 +29,7 @@ from ingestion.fhir import (
 )
 from tests.fhir import builders as b
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared/corpus/bfdr-examples"
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures/bfdr-examples"
 CORPUS_SAMPLES = (
     "BasicBirthRecord2.json",
     "BirthRecordSubmissionMessage.json",
@@ -187,9 +187,7 @@ def rich_course() -> dict:
 
 def base_bundles() -> list[dict]:
     bases = [rich_course(), b.message(rich_course()), b.batch(b.delete("Bundle/C-1"))]
-    if CORPUS.is_dir():
-        bases += [orjson.loads((CORPUS / name).read_bytes()) for name in CORPUS_SAMPLES]
-    return bases
+    return bases + [orjson.loads((CORPUS / name).read_bytes()) for name in CORPUS_SAMPLES]
 
 
 def read_paths(tree: Any) -> list[tuple]:

@@ -59,16 +59,6 @@ def mint(practice: Practice, scopes=(INGEST_WRITE, INGEST_READ)) -> str:
 
 
 @pytest.fixture
-def practice(db) -> Practice:
-    return Practice.objects.create(slug="st-mary", name="St Mary's")
-
-
-@pytest.fixture
-def other_practice(db) -> Practice:
-    return Practice.objects.create(slug="riverside", name="Riverside")
-
-
-@pytest.fixture
 def api(practice, client) -> Api:
     return Api(client, mint(practice), practice)
 

@@ -17,16 +17,6 @@ def _fast_password_hashing(settings) -> None:
 
 
 @pytest.fixture
-def practice(db) -> Practice:
-    return Practice.objects.create(slug="st-mary", name="St Mary's")
-
-
-@pytest.fixture
-def other_practice(db) -> Practice:
-    return Practice.objects.create(slug="riverside", name="Riverside")
-
-
-@pytest.fixture
 def minted(practice):
     """(key, token) for a key with every scope."""
     return key_mint(practice=practice, scopes=SCOPES, via=KeyEvent.Via.COMMAND)

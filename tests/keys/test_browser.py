@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
 
 from registry.models import Membership, Practice
+from tests.browser import ARTIFACTS, chromium_page
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 PASSWORD = "correct horse battery staple"
 TOKEN = re.compile(r"rgk_[0-9A-Za-z]{40}")
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.urls("tests.keys.browser_urls"),
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium: run `make chromium`"),
 ]
 
 
@@ -33,38 +30,8 @@ def staff_member(transactional_db) -> User:
 
 @pytest.fixture
 def browser_page(staff_member, live_server, monkeypatch) -> Iterator:
-    # Playwright's sync API runs an event loop in this thread, which Django's async-safety
-    # check would object to. The test's own data is written above, before the loop starts:
-    # a connection opened inside it would belong to another context and outlive the test.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=[
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
-        )
-        context = browser.new_context(
-            base_url=live_server.url, viewport={"width": 1280, "height": 900}
-        )
-        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        try:
-            yield page
-        finally:
-            context.close()
-            browser.close()
+    with chromium_page(live_server.url, monkeypatch, clipboard=True) as page:
+        yield page
 
 
 def probe(page, token: str) -> int:

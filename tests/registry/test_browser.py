@@ -7,21 +7,18 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
 
 from registry.models import Child, Membership, Provider, Record
+from tests.browser import ARTIFACTS, chromium_page
 from tests.registry.factories import PASSWORD, PracticeFactory, birth, member
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 ROLES = [Provider.Role.MIDWIFE, Provider.Role.DOULA, Provider.Role.NURSE, Provider.Role.ASSISTANT]
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium: run `make chromium`"),
 ]
 
 
@@ -87,36 +84,8 @@ def reviewer(transactional_db) -> User:
 
 @pytest.fixture
 def browser_page(reviewer, live_server, monkeypatch) -> Iterator:
-    # Playwright's sync API runs an event loop in this thread, which Django's async-safety
-    # check would object to; the test data is written above, before the loop starts.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=[
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
-        )
-        context = browser.new_context(
-            base_url=live_server.url, viewport={"width": 1280, "height": 900}
-        )
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        try:
-            yield page
-        finally:
-            context.close()
-            browser.close()
+    with chromium_page(live_server.url, monkeypatch) as page:
+        yield page
 
 
 def test_a_reviewer_reads_the_statistics_and_resolves_a_duplicate_in_a_browser(
