@@ -14,7 +14,9 @@ processes, PostgreSQL and Redis. It prints figures and never passes or fails on 
 * The per-course cost of the pure mapping core.
 
 It uses its own database (``<name>_bench``, recreated each run) and Redis database 15, and
-writes ``bench/results/latest.json``.
+writes ``bench/results/latest.json``. With ``BENCH_PROFILE=1`` it also samples the worker
+with py-spy during the 10,000-course run (slightly slowing that run) and writes the hottest
+functions to ``bench/results/worker-profile-10000-w1.txt``.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 BIN = Path(sys.executable).parent
 SUBMIT = "/api/registry/fhir/Bundle"
+PROJECT = ("ingestion/", "registry/", "keys/")
 
 
 # -- environment -----------------------------------------------------------------------------
@@ -313,6 +316,55 @@ def warm_up(port: int) -> None:
     _wait_completed(location.rsplit("/", 1)[-1])
 
 
+@contextmanager
+def profiled(target: Service, name: str, enabled: bool) -> Iterator[None]:
+    """With BENCH_PROFILE=1, sample ``target`` (and its children) with py-spy meanwhile."""
+    if not enabled or os.environ.get("BENCH_PROFILE") != "1":
+        yield
+        return
+    raw = RESULTS / f"{name}.raw"
+    pool = target.pids()[1:] or target.pids()  # the prefork child that runs the tasks
+    command = [str(BIN / "py-spy"), "record", "--pid", str(pool[0])]
+    command += ["--format", "raw", "--rate", "250", "--nonblocking", "--output", str(raw)]
+    sampler = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1)  # let it attach
+    try:
+        yield
+    finally:
+        sampler.send_signal(signal.SIGINT)
+        sampler.wait(timeout=60)
+        summary = summarize_profile(raw)
+        (RESULTS / f"{name}.txt").write_text(summary)
+        print(summary, flush=True)
+
+
+def summarize_profile(raw: Path, top: int = 25) -> str:
+    """py-spy's collapsed stacks as inclusive and self time per function, the largest first."""
+    inclusive: dict[str, int] = {}
+    own: dict[str, int] = {}
+    total = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        count = int(count_text)
+        frames = [
+            frame.split(" (")[0] + " " + frame.split(" (")[-1].split(":")[0].rstrip(")")
+            for frame in stack.split(";")
+            if frame
+        ]
+        total += count
+        for frame in set(frames):
+            inclusive[frame] = inclusive.get(frame, 0) + count
+        if frames:
+            own[frames[-1]] = own.get(frames[-1], 0) + count
+    ours = {f: c for f, c in inclusive.items() if f.split(" ")[-1].startswith(PROJECT)}
+    lines = [f"Worker profile: {total} samples (py-spy; native code counts in its caller)"]
+    for title, table in (("inclusive, project code", ours), ("self", own)):
+        lines.append(f"-- {title} --")
+        for frame, count in sorted(table.items(), key=lambda item: -item[1])[:top]:
+            lines.append(f"{100 * count / max(total, 1):5.1f}%  {frame}")
+    return "\n".join(lines) + "\n"
+
+
 def end_to_end(port: int, body: bytes, count: int, label: str) -> dict[str, Any]:
     """POST a batch and wait until it is completed: courses per second, wall clock."""
     practice, token = _practice_token(f"e2e-{label}")
@@ -516,7 +568,10 @@ def main() -> dict[str, Any]:
                         f"bench: end to end, {count} courses, {processes} worker process(es)",
                         flush=True,
                     )
-                    with PeakMemory(worker_service, web_service) as memory:
+                    with (
+                        PeakMemory(worker_service, web_service) as memory,
+                        profiled(worker_service, f"worker-profile-{label}", label == "10000-w1"),
+                    ):
                         end_to_end_results[label] = end_to_end(port, body, count, label)
                     if count == 10_000:
                         end_to_end_results[label]["peak_rss_mb"] = memory.peak
