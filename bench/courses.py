@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from tests.factories import letters
+
 VR = "http://hl7.org/fhir/us/vr-common-library/StructureDefinition"
 BFDR = "http://hl7.org/fhir/us/bfdr/StructureDefinition"
 LOINC = "http://loinc.org"
@@ -21,15 +23,6 @@ UCUM = "http://unitsofmeasure.org"
 FAMILIES = ["Okafor", "Nguyen", "García", "Smith", "Kowalski", "Haddad", "Ivanova", "Mensah"]
 GIVEN = ["Ana", "Grace", "Mei", "Fatima", "Olga", "Sarah", "Amara", "Lucía", "Noor"]
 ROLES = ["Certified Nurse Midwife", "Registered Nurse", "Doula", "Medical Doctor", "CPM"]
-
-
-def _letters(number: int) -> str:
-    name = ""
-    number += 1
-    while number:
-        number, remainder = divmod(number - 1, 26)
-        name = chr(ord("a") + remainder) + name
-    return name
 
 
 def _narrative(text: str) -> dict[str, str]:
@@ -44,7 +37,7 @@ def _narrative(text: str) -> dict[str, str]:
 def course(index: int, *, chart_prefix: str = "B", duplicate_of: int | None = None) -> dict:
     rng = random.Random(index)
     person = duplicate_of if duplicate_of is not None else index
-    family = f"{FAMILIES[person % len(FAMILIES)]}{_letters(person)}"
+    family = f"{FAMILIES[person % len(FAMILIES)]}{letters(person)}"
     given = GIVEN[person % len(GIVEN)]
     born = f"2024-{1 + person % 12:02d}-{1 + person % 28:02d}"
     child_url, mother_url, practitioner_url = (f"urn:uuid:{index:08d}-000{k}" for k in (1, 2, 3))
