@@ -64,7 +64,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(REGISTRY_MAX_BODY_BYTES, 2_621_440)
 
 # --- Applications ---------------------------------------------------------------------------
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.apps.RegistryAdminConfig",  # django.contrib.admin, with the registry's site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -102,6 +102,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "registry.navigation.site_navigation",
             ],
         },
     },
@@ -218,6 +219,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/settings/key/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"

@@ -3,16 +3,24 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
+from config import errors, pages
 from config.health import healthz
-
-admin.site.site_header = "Birth registry administration"
-admin.site.site_url = "/settings/"
+from registry import account
 
 urlpatterns = [
-    # The API is the product: its interactive documentation is the front page.
-    path("", RedirectView.as_view(pattern_name="docs"), name="home"),
+    path("", pages.home, name="home"),
     path("healthz", healthz, name="healthz"),
+    # The password pages live in the settings area; the admin's and Django's lead there.
+    path("admin/password_change/", RedirectView.as_view(pattern_name="password_change")),
     path("admin/", admin.site.urls),
+    path(
+        "accounts/password_change/",
+        RedirectView.as_view(pattern_name="password_change"),
+    ),
+    path(
+        "accounts/password_change/done/",
+        RedirectView.as_view(pattern_name="password_change_done"),
+    ),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/registry/fhir/", include("ingestion.api.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
@@ -22,6 +30,13 @@ urlpatterns = [
         RedirectView.as_view(pattern_name="keys:key", query_string=True),
         name="settings",
     ),
+    path("settings/password/", account.password_change, name="password_change"),
+    path("settings/password/done/", account.password_change_done, name="password_change_done"),
     path("settings/key/", include("keys.urls")),
     path("settings/", include("registry.urls")),
 ]
+
+handler400 = errors.bad_request
+handler403 = errors.permission_denied
+handler404 = errors.page_not_found
+handler500 = errors.server_error

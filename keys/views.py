@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers, patch_cache_control
 from django.utils.http import urlencode
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from keys.forms import MintForm, RevokeForm, RotateForm
 from keys.models import ApiKey, KeyEvent
@@ -34,7 +34,7 @@ def may_manage_key(membership: Membership) -> bool:
     return membership.role == Membership.Role.STAFF or membership.user.is_superuser
 
 
-@require_GET
+@require_safe
 @member_view
 def key_page(request: HttpRequest, membership: Membership) -> HttpResponse:
     practice = membership.practice
@@ -46,7 +46,7 @@ def key_page(request: HttpRequest, membership: Membership) -> HttpResponse:
     return render(request, "settings/key.html", context)
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 @member_view
 def key_mint_page(request: HttpRequest, membership: Membership) -> HttpResponse:
     _require_manager(membership)
@@ -71,7 +71,7 @@ def key_mint_page(request: HttpRequest, membership: Membership) -> HttpResponse:
     return render(request, "settings/key_mint.html", context)
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 @member_view
 def key_rotate_page(request: HttpRequest, membership: Membership) -> HttpResponse:
     _require_manager(membership)
@@ -99,7 +99,7 @@ def key_rotate_page(request: HttpRequest, membership: Membership) -> HttpRespons
     return render(request, "settings/key_rotate.html", context)
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 @member_view
 def key_revoke_page(request: HttpRequest, membership: Membership) -> HttpResponse:
     _require_manager(membership)

@@ -19,6 +19,7 @@ from django.urls import URLPattern, path
 
 from keys.admin import KEY_ACTIONS, ApiKeyInline, KeyEventInline, KeyManagementMixin
 from registry.models import Attendance, Membership, Practice, Record, ReviewDecision
+from registry.navigation import is_review_queue, review_queue_url
 from registry.review import ReviewError, record_keep, record_merge, record_void
 from registry.selectors import (
     may_review,
@@ -26,6 +27,7 @@ from registry.selectors import (
     records_compared_with,
     records_reviewable_by,
     review_decisions_for,
+    review_queue_size,
 )
 
 
@@ -138,7 +140,7 @@ class RecordAdmin(admin.ModelAdmin):
             None,
             {
                 "fields": [
-                    "practice",
+                    "practice_name",
                     "chart_number",
                     "state",
                     "version",
@@ -149,13 +151,14 @@ class RecordAdmin(admin.ModelAdmin):
             },
         )
     ]
-    readonly_fields = ["chart_number", "state", "received", "last_changed"]
+    readonly_fields = ["practice_name", "chart_number", "state", "received", "last_changed"]
     actions = ["keep_selected", "void_selected"]
 
     # -- who may do what ---------------------------------------------------------------------
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Record]:
-        return super().get_queryset(request) & records_reviewable_by(user=request.user)
+        reviewable = super().get_queryset(request) & records_reviewable_by(user=request.user)
+        return reviewable.select_related("practice")
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return self.has_review_permission(request)
@@ -179,6 +182,12 @@ class RecordAdmin(admin.ModelAdmin):
 
     # -- columns -------------------------------------------------------------------------------
 
+    @admin.display(description="practice")
+    def practice_name(self, record: Record) -> str:
+        """The slug (and name): never a link to the practice's admin page, closed to reviewers."""
+        practice = record.practice
+        return f"{practice.slug} ({practice.name})" if practice.name else practice.slug
+
     @admin.display(description="chart number", ordering="external_record_id")
     def chart_number(self, record: Record) -> str:
         return record.external_record_id
@@ -198,6 +207,21 @@ class RecordAdmin(admin.ModelAdmin):
     @admin.display(description="last changed")
     def last_changed(self, record: Record) -> str:
         return _when(record.updated_at)
+
+    # -- the list, and the review queue -------------------------------------------------------
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        queue = is_review_queue(request.GET)
+        extra_context = (extra_context or {}) | {
+            "is_review_queue": queue,
+            "review_queue_url": review_queue_url(),
+            "review_queue_size": review_queue_size(user=request.user),
+        }
+        if queue:
+            extra_context["title"] = "Review queue: suspected duplicates awaiting a decision"
+        return super().changelist_view(request, extra_context)
 
     # -- the record page -----------------------------------------------------------------------
 
@@ -459,11 +483,17 @@ def _child_at(index: int) -> Any:
             f"{weeks} w {child.gestational_age_days or 0} d"
             if weeks is not None
             else "age unknown",
-            "Apgar " + "/".join(_text(a) for a in (child.apgar_1, child.apgar_5, child.apgar_10)),
+            _apgar(child),
         ]
         return ", ".join(parts)
 
     return describe
+
+
+def _apgar(child: Any) -> str:
+    """``Apgar 1 min 8, 5 min 9, 10 min 7``: each score says which minute it is."""
+    scores = ((1, child.apgar_1), (5, child.apgar_5), (10, child.apgar_10))
+    return "Apgar " + ", ".join(f"{minute} min {_text(score)}" for minute, score in scores)
 
 
 def _attendants(kind: str) -> Any:

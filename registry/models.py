@@ -118,7 +118,8 @@ class Record(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.practice_id}/{self.external_record_id} v{self.version}"
+        # Read by people (breadcrumbs, "Merged into"): the chart number, never a database id.
+        return f"{self.external_record_id} v{self.version}"
 
 
 class Child(models.Model):

@@ -252,3 +252,40 @@ def _figures(counts: dict[str, int]) -> dict[str, Any]:
         figures[rate.name] = round(numerator / denominator, 4) if denominator else None
         figures[rate.counts_key] = {"numerator": numerator, "denominator": denominator}
     return figures
+
+
+# --- The review queue --------------------------------------------------------------------------
+
+# Counting stops here: a page never counts an unbounded number of rows to print one figure.
+REVIEW_QUEUE_CAP = 1000
+
+
+@dataclass(frozen=True)
+class QueueSize:
+    """How many records await review, counted up to a cap: "3", or "1000+" past it."""
+
+    count: int
+    capped: bool
+
+    def __str__(self) -> str:
+        return f"{self.count:,}+" if self.capped else f"{self.count:,}"
+
+
+def review_queue(
+    *, user: AbstractBaseUser | AnonymousUser, practice: Practice | None = None
+) -> QuerySet[Record]:
+    """Live records flagged as suspected duplicates that ``user`` reviews (one practice's)."""
+    records = records_reviewable_by(user=user).filter(suspected_duplicate=True, voided=False)
+    return records if practice is None else records.filter(practice=practice)
+
+
+def review_queue_size(
+    *,
+    user: AbstractBaseUser | AnonymousUser,
+    practice: Practice | None = None,
+    cap: int = REVIEW_QUEUE_CAP,
+) -> QueueSize:
+    """The queue's length, counted over at most ``cap + 1`` rows of the queue's index."""
+    queue = review_queue(user=user, practice=practice)
+    counted = queue.order_by().values("id")[: cap + 1].count()
+    return QueueSize(min(counted, cap), counted > cap)

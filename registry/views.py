@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
@@ -17,15 +16,17 @@ from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.http import urlencode
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
+from registry.charts import BarChart, BarRow, count_bar, is_unreliable, rate_bar
 from registry.models import Membership, Provider
-from registry.selectors import ATTENDANT_ROLES, RATES, stats_for_practice
+from registry.navigation import may_use_settings, review_queue_url
+from registry.selectors import ATTENDANT_ROLES, RATES, may_review, stats_for_practice
 from registry.settings_area import (
     PRACTICE_PARAM,
+    PracticeNotChosen,
     current_membership,
     member_view,
-    memberships_of,
     settings_context,
 )
 
@@ -56,7 +57,7 @@ class YearRangeForm(forms.Form):
 # --- The page ----------------------------------------------------------------------------------
 
 
-@require_GET
+@require_safe
 @member_view
 def statistics_page(request: HttpRequest, membership: Membership) -> HttpResponse:
     form = YearRangeForm(request.GET)
@@ -74,8 +75,19 @@ def statistics_page(request: HttpRequest, membership: Membership) -> HttpRespons
         "rates": RATES,
         "json_query": query,
         "filtered": any(v is not None for v in form.years().values()),
+        "queue_url": _queue_url(request, membership),
     }
     return render(request, "settings/statistics.html", context)
+
+
+def _queue_url(request: HttpRequest, membership: Membership) -> str | None:
+    """The practice's review queue in the admin, for those who may open it."""
+    user = request.user
+    if not getattr(user, "is_staff", False):
+        return None
+    if not may_review(user=user, practice_id=membership.practice.pk):
+        return None
+    return review_queue_url(membership.practice)
 
 
 # --- JSON and CSV ------------------------------------------------------------------------------
@@ -94,18 +106,20 @@ def member_json_view(view: JsonView) -> Callable[[HttpRequest], HttpResponse]:
     def wrapper(request: HttpRequest) -> HttpResponse:
         if not request.user.is_authenticated:
             return _json_error(401, "Sign in to see statistics.")
-        if not memberships_of(request.user).exists():
+        if not may_use_settings(request.user):
             return _json_error(403, "Your account is not a member of any practice.")
         try:
             membership = current_membership(request)
         except Http404:
             return _json_error(404, "No such practice.")
+        except PracticeNotChosen:
+            return _json_error(400, "Choose a practice with ?practice=<slug>.")
         return view(request, membership)
 
     return wrapper
 
 
-@require_GET
+@require_safe
 @member_json_view
 def statistics_json(request: HttpRequest, membership: Membership) -> HttpResponse:
     form = YearRangeForm(request.GET)
@@ -115,7 +129,7 @@ def statistics_json(request: HttpRequest, membership: Membership) -> HttpRespons
     return JsonResponse(stats, json_dumps_params={"indent": 2})
 
 
-@require_GET
+@require_safe
 @member_view
 def statistics_csv(request: HttpRequest, membership: Membership) -> HttpResponse:
     form = YearRangeForm(request.GET)
@@ -166,32 +180,7 @@ def _query(membership: Membership, form: YearRangeForm) -> str:
     return urlencode(params)
 
 
-# --- Charts: the geometry of server-rendered SVG bars -------------------------------------------
-
-BAR_AREA = 300  # px of the 640-wide chart that a full bar (100 %, or the largest count) takes
-
-
-@dataclass(frozen=True)
-class Bar:
-    label: str
-    value_text: str  # printed beside the bar: the figure and its counts
-    width: float
-    y: int
-    emphasis: bool = False  # the practice as a whole, which the roles are compared with
-
-
-@dataclass(frozen=True)
-class Chart:
-    title: str
-    description: str
-    bars: list[Bar]
-
-    @property
-    def height(self) -> int:
-        return len(self.bars) * ROW_HEIGHT + 8
-
-
-ROW_HEIGHT = 30
+# --- Charts and the table ---------------------------------------------------------------------
 
 
 def _role_label(role: str) -> str:
@@ -207,16 +196,13 @@ def _headline(stats: dict[str, Any]) -> list[tuple[str, str, str]]:
     ]
 
 
-def _rate_text(figures: dict[str, Any], rate: Any) -> str:
-    value, counts = figures[rate.name], figures[rate.counts_key]
-    shown = "no data" if value is None else f"{value:.1%}"
-    return f"{shown} ({counts['numerator']:,} of {counts['denominator']:,})"
-
-
 def _benchmark_table(
     stats: dict[str, Any],
-) -> tuple[list[str], list[tuple[str, list[tuple[str, str]]]]]:
-    """The table beside the charts: a row per figure, a column for all births and per role."""
+) -> tuple[list[str], list[tuple[str, list[tuple[str, str, bool]]]]]:
+    """The table beside the charts: a row per figure, a column for all births and per role.
+
+    Each cell is ``(figure, counts, unreliable)``.
+    """
     groups = [("All births", stats)] + [
         (_role_label(role), stats["by_attendant_role"][role]) for role in ATTENDANT_ROLES
     ]
@@ -226,53 +212,48 @@ def _benchmark_table(
         ("Fetal deaths", "fetal_deaths"),
         ("Suspected duplicates", "suspected_duplicates"),
     ]
-    rows = [(label, [(f"{figures[key]:,}", "") for _, figures in groups]) for label, key in counts]
+    rows: list[tuple[str, list[tuple[str, str, bool]]]] = [
+        (label, [(f"{figures[key]:,}", "", False) for _, figures in groups])
+        for label, key in counts
+    ]
     rows += [(rate.label, [_rate_cell(figures, rate) for _, figures in groups]) for rate in RATES]
     return [label for label, _ in groups], rows
 
 
-def _rate_cell(figures: dict[str, Any], rate: Any) -> tuple[str, str]:
+def _rate_cell(figures: dict[str, Any], rate: Any) -> tuple[str, str, bool]:
     value, counts = figures[rate.name], figures[rate.counts_key]
     shown = "no data" if value is None else f"{value:.1%}"
-    return shown, f"{counts['numerator']:,} of {counts['denominator']:,}"
+    detail = f"{counts['numerator']:,} of {counts['denominator']:,}"
+    return shown, detail, is_unreliable(counts["denominator"])
 
 
-def _rate_chart(stats: dict[str, Any], rate: Any) -> Chart:
+def _rate_chart(stats: dict[str, Any], rate: Any) -> BarChart:
     groups = [("All births", stats, True)] + [
         (_role_label(role), stats["by_attendant_role"][role], False) for role in ATTENDANT_ROLES
     ]
-    bars = []
-    for index, (label, figures, emphasis) in enumerate(groups):
-        value = figures[rate.name]
-        width = 0.0 if value is None else round(value * BAR_AREA, 1)
-        bars.append(Bar(label, _rate_text(figures, rate), width, index * ROW_HEIGHT, emphasis))
+    rows = [
+        BarRow(label, rate_bar(**figures[rate.counts_key]), emphasis=emphasis)
+        for label, figures, emphasis in groups
+    ]
     description = (
         f"{rate.numerator_is[0].upper()}{rate.numerator_is[1:]}, per {rate.denominator_is}."
     )
-    return Chart(rate.label, description, bars)
+    return BarChart(rate.label, description, rows)
 
 
-def _births_chart(stats: dict[str, Any]) -> Chart:
-    groups = [
-        (_role_label(role), stats["by_attendant_role"][role]["births"]) for role in ATTENDANT_ROLES
+def _births_chart(stats: dict[str, Any]) -> BarChart:
+    groups = [("All births", stats["births"], True)] + [
+        (_role_label(role), stats["by_attendant_role"][role]["births"], False)
+        for role in ATTENDANT_ROLES
     ]
-    largest = max([stats["births"], *(count for _, count in groups)]) or 1
-    bars = [
-        Bar(
-            "All births",
-            f"{stats['births']:,}",
-            round(stats["births"] / largest * BAR_AREA, 1),
-            0,
-            True,
-        )
+    largest = max(count for _, count, _ in groups)
+    rows = [
+        BarRow(label, count_bar(count, largest), emphasis=emphasis)
+        for label, count, emphasis in groups
     ]
-    for index, (label, count) in enumerate(groups, start=1):
-        bars.append(
-            Bar(label, f"{count:,}", round(count / largest * BAR_AREA, 1), index * ROW_HEIGHT)
-        )
-    return Chart(
+    return BarChart(
         "Births by attendant role",
         "Births (courses of care) attended by at least one provider of each role; "
         "a birth attended by two roles counts for both.",
-        bars,
+        rows,
     )

@@ -60,9 +60,3 @@ def test_healthz_is_503_when_the_broker_is_unreachable(client):
 
 def test_healthz_only_answers_get(client):
     assert client.post("/healthz").status_code == 405
-
-
-def test_the_site_root_leads_to_the_api_documentation(client):
-    response = client.get("/")
-    assert response.status_code == 302
-    assert response["Location"] == "/docs/"

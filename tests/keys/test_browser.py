@@ -67,11 +67,15 @@ def test_a_staff_member_mints_rotates_and_revokes_the_key_in_a_browser(browser_p
     with page.expect_response(lambda r: r.request.method == "POST") as minted:
         page.get_by_role("button", name="Mint key").click()
     assert "no-store" in minted.value.headers["cache-control"]
+    page.wait_for_load_state()  # the copy buttons work once their (deferred) script has run
     assert page.get_by_text("cannot be shown again").is_visible()
     token = shown_token(page)
-    page.get_by_role("button", name="Copy").click()
+    page.get_by_role("button", name="Copy", exact=True).click()
     page.get_by_text("Copied to the clipboard.").wait_for()
     assert page.evaluate("navigator.clipboard.readText()") == token
+    page.get_by_role("button", name="Copy header").click()
+    page.get_by_role("button", name="Copied").nth(1).wait_for()
+    assert page.evaluate("navigator.clipboard.readText()") == f"Authorization: Bearer {token}"
     page.screenshot(path=str(ARTIFACTS / "settings-key-token.png"), full_page=True)
 
     assert probe(page, token) == 200

@@ -317,3 +317,30 @@ def test_list_actions_refuse_more_records_than_they_decide_at_once(st_mary, revi
     response = signed_in(reviewer).post(RECORDS, {**data, "confirmed": "y"}, follow=True)
     assert "Select at most 2 records at a time" in response.content.decode()
     assert Record.objects.filter(suspected_duplicate=True).count() == 3
+
+
+# -- What a person reads ------------------------------------------------------------------------
+
+
+def test_the_record_page_names_the_practice_by_slug_and_links_nowhere_closed(pair, reviewer):
+    _, flagged = pair
+    html = signed_in(reviewer).get(page(flagged)).content.decode()
+    assert "st-mary (St Mary&#x27;s)" in html
+    assert "/admin/registry/practice/" not in html  # a page that would answer 403
+    assert f"{flagged.practice_id}/C-2" not in html  # no database id, in breadcrumbs or title
+    assert "&rsaquo; C-2 v1" in html
+
+
+def test_merged_into_shows_the_survivors_chart_number(pair, reviewer):
+    original, flagged = pair
+    client = signed_in(reviewer)
+    client.post(review(flagged, "merge"), {"survivor": original.pk, "note": ""})
+    html = client.get(page(flagged)).content.decode()
+    assert ">C-1 v1</a>" in html
+    assert f"{original.practice_id}/C-1" not in html
+
+
+def test_apgar_scores_say_which_minute_they_are(pair, reviewer):
+    _, flagged = pair
+    html = signed_in(reviewer).get(page(flagged)).content.decode()
+    assert "Apgar 1 min 8, 5 min 9, 10 min \N{EN DASH}" in html

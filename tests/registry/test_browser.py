@@ -111,8 +111,8 @@ def test_a_reviewer_reads_the_statistics_and_resolves_a_duplicate_in_a_browser(
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("heading", name="Statistics", exact=True).wait_for()
     assert page.get_by_role("link", name="Statistics").get_attribute("aria-current") == "page"
-    assert page.get_by_role("img", name="Low birth weight (under 2,500 g)").is_visible()
-    assert page.locator("svg.chart__svg").count() == 5
+    assert page.get_by_role("figure", name="Low birth weight (under 2,500 g)").is_visible()
+    assert page.get_by_test_id("chart").count() == 5
     assert page.get_by_test_id("figure-births").inner_text() == str(reviewer.births_on_file)
     page.screenshot(path=str(ARTIFACTS / "settings-statistics.png"), full_page=True)
 

@@ -143,11 +143,10 @@ def test_the_page_shows_charts_with_their_counts(figures, staff):
     response = signed_in(staff).get(PAGE)
     assert response.status_code == 200
     html = response.content.decode()
-    assert html.count('<svg class="chart__svg"') == 5  # four rates, births by role
-    assert 'role="img"' in html
-    assert "<title id=" in html
-    assert "Low birth weight (under 2,500 g)" in html
+    assert html.count('<figure class="bar-chart"') == 5  # four rates, births by role
+    assert 'id="chart-1-title">Low birth weight (under 2,500 g)</strong>' in html
     assert "50.0% (1 of 2)" in html  # the rate with its numerator and denominator
+    assert "<svg" not in html  # HTML bars, whose text keeps its size on a phone
     assert 'data-testid="figure-births">2<' in html
     assert 'data-testid="figure-suspected-duplicates">1<' in html
     assert "Statistics</a>" in html and 'aria-current="page">Statistics' in html
@@ -198,3 +197,36 @@ def test_the_csv_holds_every_figure_for_all_births_and_each_role(figures, staff)
 def test_a_session_client_is_needed_not_an_api_key(figures, st_mary):
     response = Client().get(JSON, headers={"Authorization": "Bearer rgk_x"})
     assert response.status_code == 401
+
+
+# -- Empty and thin ------------------------------------------------------------------------------
+
+
+def test_a_practice_with_no_births_is_told_how_figures_arrive(st_mary, staff):
+    html = signed_in(staff).get(PAGE).content.decode()
+    assert "No births on file yet" in html
+    assert 'href="/settings/key/?practice=st-mary">See the API key' in html
+    assert '<figure class="bar-chart"' not in html and "no data" not in html
+
+
+def test_an_empty_year_range_says_so_instead_of_empty_charts(figures, staff):
+    html = signed_in(staff).get(f"{PAGE}?from=2030&to=2031").content.decode()
+    assert "No births in this range" in html
+    assert "with a birth year from 2030 to 2031" in html
+    assert 'href="/settings/statistics/?practice=st-mary">Show all years' in html
+    assert '<figure class="bar-chart"' not in html and "0 of 0" not in html
+
+
+def test_a_rate_out_of_fewer_than_20_is_marked_unreliable(st_mary, staff):
+    for index in range(20):
+        birth(st_mary, attended_by=(Provider.Role.MIDWIFE,) if index < 19 else ())
+    html = signed_in(staff).get(PAGE).content.decode()
+    # All births: 20 with a known weight, reliable; midwives: 19, marked.
+    assert "0.0% (0 of 20)</span>" in html
+    assert '0.0% (0 of 19) <span class="unreliable">unreliable</span>' in html
+    assert "fewer than 20 in the denominator" in html
+
+
+def test_a_rate_with_nothing_to_divide_is_no_data_not_a_number(figures, staff):
+    html = signed_in(staff).get(PAGE).content.decode()
+    assert "no data (none to count)" in html  # doulas attended none of St Mary's births

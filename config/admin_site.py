@@ -1,0 +1,38 @@
+"""The admin site: the registry's review admin, with a way back to the settings area.
+
+It is Django's admin with the registry's names, a header that links to the settings area and
+the password page, and on its home page the review queue with its size ("Review queue (n)").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+from django.template.response import TemplateResponse
+
+from registry.navigation import may_use_review_admin, may_use_settings, review_queue_url
+from registry.selectors import review_queue_size
+
+
+class RegistryAdminSite(admin.AdminSite):
+    site_header = "Birth registry: review admin"
+    site_title = "Birth registry review admin"
+    index_title = "Review and administration"
+    site_url = "/settings/"
+
+    def each_context(self, request: HttpRequest) -> dict[str, Any]:
+        return super().each_context(request) | {
+            "can_use_settings": may_use_settings(request.user),
+        }
+
+    def index(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> TemplateResponse:
+        if may_use_review_admin(request.user):
+            extra_context = (extra_context or {}) | {
+                "review_queue_url": review_queue_url(),
+                "review_queue_size": review_queue_size(user=request.user),
+            }
+        return super().index(request, extra_context)

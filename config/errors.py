@@ -1,0 +1,100 @@
+"""The web side's error pages (400, 403, 404, 500, and a refused CSRF token) in the site's look.
+
+Each page says what happened and where to go next. None shows a stack trace, the path or
+query that was asked for, or anything about a record: only a fixed text per status, and for a
+403 the reason the code gave (always one of ours, never data). Under the API's prefix the same
+errors are OperationOutcomes, so an integrator never gets a page of HTML.
+
+The 500 page is rendered without the request's context: whatever broke (the database, the
+session store) is not touched again to draw the header.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.template import loader
+
+from ingestion.fhir.outcome import IssueCode, error_outcome
+
+API_PREFIX = "/api/"
+TEMPLATE = "errors/error.html"
+
+
+@dataclass(frozen=True)
+class ErrorPage:
+    title: str
+    explanation: str
+    issue_code: IssueCode  # for the API's OperationOutcome
+
+
+PAGES: dict[int, ErrorPage] = {
+    400: ErrorPage(
+        "Bad request",
+        "The request could not be understood: a link may be damaged or a form out of date. "
+        "Go back and try again.",
+        "invalid",
+    ),
+    403: ErrorPage(
+        "Not allowed",
+        "Your account may not open this page.",
+        "forbidden",
+    ),
+    404: ErrorPage(
+        "Page not found",
+        "There is no page here, or it is not one your account can see. "
+        "A link may be out of date, or the practice may not be one of yours.",
+        "not-found",
+    ),
+    500: ErrorPage(
+        "Something went wrong",
+        "The registry could not answer this request. Try again in a moment; if it keeps "
+        "happening, tell the registry's administrator what you were doing and when.",
+        "exception",
+    ),
+}
+CSRF_REASON = (
+    "The form was sent without a valid security token, usually because the page was open for "
+    "a long time or cookies are blocked. Go back, reload the page and send the form again."
+)
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _error_response(request, 400)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    reason = str(exception) if isinstance(exception, PermissionDenied) else ""
+    return _error_response(request, 403, reason=reason)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _error_response(request, 404)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    return _error_response(request, 500, with_request=False)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """``CSRF_FAILURE_VIEW``: Django's ``reason`` is for developers and is not shown."""
+    return _error_response(request, 403, reason=CSRF_REASON)
+
+
+def _error_response(
+    request: HttpRequest, status: int, *, reason: str = "", with_request: bool = True
+) -> HttpResponse:
+    page = PAGES[status]
+    if request.path.startswith(API_PREFIX):
+        return _operation_outcome(status, page, reason)
+    context = {"status": status, "page": page, "reason": reason}
+    html = loader.get_template(TEMPLATE).render(context, request if with_request else None)
+    return HttpResponse(html, status=status)
+
+
+def _operation_outcome(status: int, page: ErrorPage, reason: str) -> HttpResponse:
+    body = error_outcome(page.issue_code, reason or f"{page.title}.")
+    return HttpResponse(json.dumps(body), status=status, content_type="application/fhir+json")
