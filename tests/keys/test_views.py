@@ -17,7 +17,7 @@ from tests.keys.conftest import PASSWORD, make_member
 pytestmark = pytest.mark.django_db
 
 KEY_PAGE = "/settings/key/"
-TOKEN_IN_PAGE = re.compile(r'value="(rgk_[0-9A-Za-z]{40})"')
+TOKEN_IN_PAGE = re.compile(r'<textarea id="token"[^>]*>(rgk_[0-9A-Za-z]{40})</textarea>')
 
 
 def signed_in(user: User) -> Client:
