@@ -200,6 +200,8 @@ def test_the_superuser_chooses_a_practice_on_any_screen(browser_page):
 
 def test_the_review_admin_fits_the_screen(browser_page):
     page = browser_page
+    page.goto("/admin/login/?next=/admin/")
+    check(page, "admin-login", "Birth registry: review admin", "Username")
     sign_in(page, "rita", "/settings/key/")
     check(page, "settings-key-reviewer", "API key", "Staff members of this practice")
     page.goto("/settings/key/rotate/")
