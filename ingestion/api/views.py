@@ -14,9 +14,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ingestion.api import schema
+from ingestion.api.accepted import accepted_outcome
+from ingestion.api.capability import api_base
 from ingestion.api.errors import FhirError
 from ingestion.api.ratelimit import enforce_rate_limit
-from ingestion.fhir.outcome import error_outcome
 from ingestion.models import Ingestion
 from ingestion.selectors import ingestion_get, ingestion_receipt
 from ingestion.services import ingestion_for_key, ingestion_submit
@@ -85,12 +86,7 @@ class IngestionStatusView(RegistryApiView):
 
 def _accepted(request: Request, ingestion: Ingestion) -> Response:
     url = request.build_absolute_uri(reverse("ingestion-status", args=[ingestion.id]))
-    body = error_outcome(
-        "informational",
-        f"Accepted: ingestion {ingestion.id} is queued. Poll {url} until its status is "
-        f"completed or failed.",
-        severity="information",
-    )
+    body = accepted_outcome(base=api_base(request), ingestion_id=str(ingestion.id), status_url=url)
     return Response(body, status=202, headers={"Content-Location": url})
 
 
