@@ -19,6 +19,7 @@ from ingestion.api.capability import api_base
 from ingestion.api.errors import FhirError
 from ingestion.api.ratelimit import enforce_rate_limit
 from ingestion.models import Ingestion
+from ingestion.progress import progress_headers
 from ingestion.selectors import ingestion_get, ingestion_receipt
 from ingestion.services import ingestion_for_key, ingestion_submit
 from ingestion.submission import NotABundle, parse_submission
@@ -78,10 +79,11 @@ class IngestionStatusView(RegistryApiView):
         found = ingestion_get(practice=self.practice(request), ingestion_id=ingestion)
         if found is None:
             raise FhirError(404, "not-found", "No ingestion with this id for this practice.")
-        headers = {}
+        receipt = ingestion_receipt(found)
+        headers = progress_headers(receipt)
         if not found.finished:
             headers["Retry-After"] = str(settings.REGISTRY_POLL_RETRY_AFTER_SECONDS)
-        return Response(ingestion_receipt(found), headers=headers, content_type="application/json")
+        return Response(receipt, headers=headers, content_type="application/json")
 
 
 def _accepted(request: Request, ingestion: Ingestion) -> Response:
