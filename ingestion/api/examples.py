@@ -231,7 +231,6 @@ def nvss_message(event: str, parameters: list[dict[str, Any]], document: Any = N
         entries.append({"fullUrl": document_url, "resource": document})
     return {
         "resourceType": "Bundle",
-        "id": "message",
         "type": "message",
         "timestamp": "2026-11-20T14:06:00+00:00",
         "entry": entries,
