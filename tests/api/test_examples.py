@@ -96,3 +96,6 @@ def test_the_examples_do_what_they_say(api, settings):
     assert message["outcome"]["accepted"][0]["external_record_id"] == "2026UT000123"
     assert Record.objects.get(external_record_id="2026-000123").voided
     assert not Record.objects.get(external_record_id="2026UT000123").voided
+    void = ingest(api, example("NVSS void message"))["outcome"]["accepted"][0]
+    assert (void["voided_count"], void["external_record_id"]) == (1, "2026UT000123")
+    assert Record.objects.get(external_record_id="2026UT000123").voided
