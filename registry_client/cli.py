@@ -119,7 +119,8 @@ def main(
 
 def run(items: list[Item], api: RegistryApi, folder: Path, *, progress: bool) -> Summary:
     summary = Summary(bundles=len(items))
-    bar = tqdm(total=len(items), unit="bundle", disable=not progress, file=sys.stderr)
+    # disable=None: a bar on a terminal, none in a log file or a pipe
+    bar = tqdm(total=len(items), unit="bundle", disable=None if progress else True, file=sys.stderr)
     try:
         pending = _submit_all(items, api, folder, summary, bar)
         _poll_until_finished(pending, api, summary, bar)

@@ -87,18 +87,9 @@ def _rest(base: str) -> dict[str, Any]:
 def _security() -> dict[str, Any]:
     return {
         "cors": False,
-        "service": [
-            {
-                "coding": [
-                    {
-                        "system": "http://terminology.hl7.org/CodeSystem/restful-security-service",
-                        "code": "OAuth",
-                        "display": "OAuth",
-                    }
-                ],
-                "text": "Bearer token",
-            }
-        ],
+        # No restful-security-service code fits a static per-practice bearer key (OAuth and
+        # SMART would send clients looking for authorization endpoints), so text only.
+        "service": [{"text": "Bearer API key (per practice, static; no OAuth flow)"}],
         "description": (
             "Every call except this one needs Authorization: Bearer <API key>. Keys are per "
             "practice (rgk_...), minted in the registry's settings area, and carry the scopes "
