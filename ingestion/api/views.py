@@ -14,10 +14,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ingestion.api import schema
+from ingestion.api.accepted import accepted_outcome
+from ingestion.api.capability import api_base
 from ingestion.api.errors import FhirError
 from ingestion.api.ratelimit import enforce_rate_limit
-from ingestion.fhir.outcome import error_outcome
 from ingestion.models import Ingestion
+from ingestion.progress import progress_headers
 from ingestion.selectors import ingestion_get, ingestion_receipt
 from ingestion.services import ingestion_for_key, ingestion_submit
 from ingestion.submission import NotABundle, parse_submission
@@ -77,20 +79,16 @@ class IngestionStatusView(RegistryApiView):
         found = ingestion_get(practice=self.practice(request), ingestion_id=ingestion)
         if found is None:
             raise FhirError(404, "not-found", "No ingestion with this id for this practice.")
-        headers = {}
+        receipt = ingestion_receipt(found)
+        headers = progress_headers(receipt)
         if not found.finished:
             headers["Retry-After"] = str(settings.REGISTRY_POLL_RETRY_AFTER_SECONDS)
-        return Response(ingestion_receipt(found), headers=headers, content_type="application/json")
+        return Response(receipt, headers=headers, content_type="application/json")
 
 
 def _accepted(request: Request, ingestion: Ingestion) -> Response:
     url = request.build_absolute_uri(reverse("ingestion-status", args=[ingestion.id]))
-    body = error_outcome(
-        "informational",
-        f"Accepted: ingestion {ingestion.id} is queued. Poll {url} until its status is "
-        f"completed or failed.",
-        severity="information",
-    )
+    body = accepted_outcome(base=api_base(request), ingestion_id=str(ingestion.id), status_url=url)
     return Response(body, status=202, headers={"Content-Location": url})
 
 
