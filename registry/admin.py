@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path
+from django.urls import URLPattern, path, reverse
 
 from keys.admin import KEY_ACTIONS, ApiKeyInline, KeyEventInline, KeyManagementMixin
 from registry.models import Attendance, Membership, Practice, Record, ReviewDecision
@@ -23,7 +23,10 @@ from registry.review import ReviewError, record_keep, record_merge, record_void
 from registry.selectors import (
     may_review,
     practices_reviewed_by,
+    record_resemblance,
+    record_resembles,
     records_compared_with,
+    records_resembling,
     records_reviewable_by,
     review_decisions_for,
 )
@@ -114,6 +117,31 @@ class ReviewPracticeFilter(admin.SimpleListFilter):
         return queryset
 
 
+class ResemblesFilter(admin.SimpleListFilter):
+    """``?resembles=<record id>``: every record resembling one, linked from its page.
+
+    Not offered in the sidebar (there is nothing to choose from there); the record page
+    shows the 20 most relevant and links here for the rest.
+    """
+
+    title = "resembles"
+    parameter_name = "resembles"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return []
+
+    def has_output(self) -> bool:
+        return False
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        if not value:
+            return queryset
+        if not _is_uuid(value):
+            return queryset.none()
+        return queryset & records_resembling(record_id=uuid.UUID(value))
+
+
 @admin.register(Record)
 class RecordAdmin(admin.ModelAdmin):
     change_form_template = "admin/registry/record/change_form.html"
@@ -127,7 +155,13 @@ class RecordAdmin(admin.ModelAdmin):
         "received",
     ]
     list_display_links = ["chart_number"]
-    list_filter = [ReviewPracticeFilter, "created_at", "suspected_duplicate", "voided"]
+    list_filter = [
+        ReviewPracticeFilter,
+        "created_at",
+        "suspected_duplicate",
+        "voided",
+        ResemblesFilter,
+    ]
     list_select_related = ["practice"]
     search_fields = ["=external_record_id"]
     search_help_text = "Exact chart number."
@@ -218,8 +252,14 @@ class RecordAdmin(admin.ModelAdmin):
     ) -> HttpResponse:
         record = self.get_object(request, unquote(object_id))
         if record is not None:
-            compared = records_compared_with(record=record, user=request.user)
+            resemblance = record_resemblance(record=record)
+            compared = records_compared_with(
+                record=record, user=request.user, resemblance=resemblance
+            )
             extra_context = (extra_context or {}) | {
+                "resemblance": resemblance,
+                "resembling_url": reverse("admin:registry_record_changelist")
+                + f"?resembles={record.pk}",
                 "subtitle": f"Chart {record.external_record_id} of {record.practice}, "
                 f"version {record.version}",
                 "comparison": comparison_table(compared),
@@ -238,7 +278,8 @@ class RecordAdmin(admin.ModelAdmin):
             raise PermissionDenied
         survivors = None
         if action == ReviewDecision.Action.MERGE:
-            survivors = merge_candidates(record, request.user)
+            chosen = request.POST.get("survivor") or request.GET.get("survivor")
+            survivors = merge_candidates(record, request.user, chosen=chosen)
         data = request.POST if request.method == "POST" else None
         form = ReviewForm(data, survivors=survivors, initial=_survivor_choice(request, survivors))
         if form.is_valid():
@@ -332,10 +373,19 @@ def record_state(record: Record) -> str:
     return "On file"
 
 
-def merge_candidates(record: Record, user: Any) -> QuerySet[Record]:
-    """The records ``record`` may be merged into: the live ones shown beside it."""
-    compared = [r.pk for r in records_compared_with(record=record, user=user) if r.pk != record.pk]
-    return Record.objects.filter(pk__in=compared, voided=False).order_by("created_at", "id")
+def merge_candidates(record: Record, user: Any, chosen: str | None = None) -> QuerySet[Record]:
+    """The records ``record`` may be merged into: the live ones shown beside it, and the
+    one chosen (from the full list of resembling records) when it does resemble it."""
+    candidates = set(record_resemblance(record=record).record_ids)
+    if chosen and _is_uuid(chosen) and uuid.UUID(chosen) not in candidates:
+        other = records_reviewable_by(user=user).filter(pk=chosen).first()
+        if other is not None and record_resembles(record=record, other=other):
+            candidates.add(other.pk)
+    return (
+        records_reviewable_by(user=user)
+        .filter(pk__in=candidates, voided=False, practice_id=record.practice_id)
+        .order_by("created_at", "id")
+    )
 
 
 def _survivor_choice(request: HttpRequest, survivors: QuerySet[Record] | None) -> dict[str, Any]:

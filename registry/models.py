@@ -67,9 +67,6 @@ class Record(models.Model):
     voided = models.BooleanField(default=False)
     voided_at = models.DateTimeField(null=True, blank=True)
     suspected_duplicate = models.BooleanField(default=False)
-    resembles = models.ManyToManyField(
-        "self", through="DuplicateLink", symmetrical=False, related_name="resembled_by"
-    )
     merged_into = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="merged_records"
     )
@@ -95,11 +92,6 @@ class Record(models.Model):
             ),
         ]
         indexes = [
-            models.Index(
-                fields=["practice", "fingerprint"],
-                condition=models.Q(voided=False),
-                name="record_live_fingerprint",
-            ),
             # Statistics: a practice's live records by birth year, with the record-level
             # figures in the index itself, so they are counted from it alone.
             models.Index(
@@ -199,16 +191,36 @@ class Transfer(models.Model):
     kind = models.CharField(max_length=30, choices=Kind.choices)
 
 
-class DuplicateLink(models.Model):
-    """``record`` was flagged because its fingerprint matched ``resembles`` on arrival."""
+class MatchKey(models.Model):
+    """One child of a live record as duplicate matching sees it (:mod:`registry.matching`).
 
-    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="duplicate_links")
-    resembles = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="+")
-    created_at = models.DateTimeField(default=timezone.now)
+    ``fingerprint`` and ``time`` are the first 60 bits of keyed hashes (the birth time is
+    never stored in the clear); ``birth_order`` is the declared ``multipleBirthInteger``.
+    Only live records have keys: voiding a record deletes them in the same transaction.
+    Each probe is an exact seek on one of the two indexes, which carry the record id, so
+    matching reads neither the records nor more than one row per probe.
+    """
+
+    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="match_keys")
+    practice = models.ForeignKey(
+        Practice, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    fingerprint = models.BigIntegerField()
+    time = models.BigIntegerField(null=True, blank=True)
+    birth_order = models.SmallIntegerField(null=True, blank=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["record", "resembles"], name="duplicate_link_once")
+        indexes = [
+            models.Index(
+                fields=["practice", "fingerprint", "time", "birth_order"],
+                include=["record"],
+                name="matchkey_by_time",
+            ),
+            models.Index(
+                fields=["practice", "fingerprint", "birth_order"],
+                include=["record"],
+                name="matchkey_by_order",
+            ),
         ]
 
 
