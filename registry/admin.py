@@ -11,11 +11,13 @@ from django.contrib.admin import helpers
 from django.contrib.admin.utils import unquote
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils.functional import cached_property
 
 from keys.admin import KEY_ACTIONS, ApiKeyInline, KeyEventInline, KeyManagementMixin
 from registry.models import Attendance, Membership, Practice, Record, ReviewDecision
@@ -117,21 +119,43 @@ class ReviewPracticeFilter(admin.SimpleListFilter):
         return queryset
 
 
+class CappedPaginator(Paginator):
+    """Counts at most ``CAP`` + 1 rows: a list page never counts a million records.
+
+    The count runs over ``LIMIT CAP + 1`` of the filtered query, so it costs the same
+    whatever the size of the table; past the cap, the list says "more than" and pages
+    stop at the cap (narrow the list with a filter or a search to go further).
+    """
+
+    CAP = 10_000
+
+    @cached_property
+    def count(self) -> int:
+        first_rows = self.object_list[: self.CAP + 1]
+        counted = first_rows.count() if isinstance(first_rows, QuerySet) else len(first_rows)
+        return min(counted, self.CAP + 1)
+
+    @property
+    def capped(self) -> bool:
+        return self.count > self.CAP
+
+
 class ResemblesFilter(admin.SimpleListFilter):
     """``?resembles=<record id>``: every record resembling one, linked from its page.
 
-    Not offered in the sidebar (there is nothing to choose from there); the record page
-    shows the 20 most relevant and links here for the rest.
+    In the sidebar only while it is in use (the admin applies only the filters it shows);
+    the record page shows the 20 most relevant and links here for the rest.
     """
 
-    title = "resembles"
+    title = "resembling record"
     parameter_name = "resembles"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return []
+        value = self.value()
+        return [(value, "the record in view")] if value else []
 
     def has_output(self) -> bool:
-        return False
+        return bool(self.value())
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         value = self.value()
@@ -163,8 +187,9 @@ class RecordAdmin(admin.ModelAdmin):
         ResemblesFilter,
     ]
     list_select_related = ["practice"]
-    search_fields = ["=external_record_id"]
+    search_fields = ["external_record_id"]
     search_help_text = "Exact chart number."
+    paginator = CappedPaginator
     ordering = ["-created_at", "id"]
     show_full_result_count = False  # a count of every record, on every page, is not worth it
     fieldsets = [
@@ -210,6 +235,13 @@ class RecordAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Record], search_term: str
+    ) -> tuple[QuerySet[Record], bool]:
+        """The chart number exactly as sent (case and all), so the index answers it."""
+        term = search_term.strip()
+        return (queryset.filter(external_record_id=term) if term else queryset), False
 
     # -- columns -------------------------------------------------------------------------------
 
