@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 from uuid import UUID
 
-from django.db import connection
+from django.db import connection, transaction
 
 from registry.bulk import insert_rows
 from registry.models import MatchKey
@@ -199,10 +199,16 @@ def index_seeks(cursor: Any) -> Iterator[None]:
     if connection.vendor != "postgresql":
         yield
         return
-    cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off")
+    settings = "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off"
+    if not connection.in_atomic_block:
+        with transaction.atomic():  # SET LOCAL needs a transaction; it ends with it
+            cursor.execute(settings)
+            yield
+        return
+    cursor.execute(settings)
     try:
         yield
-    finally:
+    finally:  # the rest of the caller's transaction plans as usual
         cursor.execute("RESET enable_seqscan; RESET enable_bitmapscan")
 
 
@@ -263,45 +269,67 @@ def resembling(
 ) -> Resemblance:
     """The live records that resemble a record with ``keys``, bounded whatever the cluster.
 
-    Each probe reads at most ``cap`` rows; a probe finding an exact match (same time and
-    order) ranks before one finding a record with either unknown.
+    Two statements of one index seek per probe: the first ``shown`` record ids of each
+    (a probe finding the same time and order ranks before one finding either unknown),
+    and a count of at most ``cap`` rows each. The probes of one key find disjoint rows, so
+    their counts add up; across keys (twins in one record) the largest sum is taken.
     """
-    ordered: dict[UUID, None] = {}
-    capped = False
-    for found in _probe_rows(
-        [p for key in keys for p in key.probes()], practice_id, record_id, cap
-    ):
-        capped = capped or len(found) >= cap
-        ordered.update(dict.fromkeys(found))
-    ids = list(ordered)
-    return Resemblance(ids[:shown], len(ids), capped)
+    keys = list(keys)
+    probes = sorted({p for key in keys for p in key.probes()}, key=_relevance)
+    if not probes:
+        return Resemblance([], 0, False)
+    found, counts = _probe_rows_and_counts(probes, practice_id, record_id, shown, cap)
+    ordered = dict.fromkeys(record for rows in found for record in rows)
+    by_probe = dict(zip(probes, counts, strict=True))
+    total = max(sum(by_probe[p] for p in key.probes()) for key in keys)
+    return Resemblance(
+        list(ordered)[:shown], max(total, len(ordered)), any(n >= cap for n in counts)
+    )
 
 
-def _probe_rows(
-    probes: list[Probe], practice_id: int, record_id: UUID, cap: int
-) -> list[list[UUID]]:
-    """For each probe, up to ``cap`` record ids it finds (other than ``record_id``)."""
-    unique = list(dict.fromkeys(sorted(probes, key=_relevance)))
-    if not unique:
-        return []
-    parts: list[str] = []
-    parameters: list[Any] = []
-    for rank, probe in enumerate(unique):
-        parts.append(
-            f"SELECT * FROM (SELECT {rank} AS rank, m.record_id FROM {TABLE} m "  # noqa: S608
-            "WHERE m.practice_id = %s AND m.fingerprint = %s"
-            + _condition("time", probe.time, "%s")
-            + _condition("birth_order", probe.order, "%s")
-            + f" AND m.record_id <> %s LIMIT {int(cap)}) AS p{rank}"
-        )
-        values = [v for v in (probe.time, probe.order) if isinstance(v, int) and v != ANY]
-        parameters += [practice_id, probe.fingerprint, *values, _db_uuid(record_id)]
-    found: list[list[UUID]] = [[] for _ in unique]
+def _probe_branch(probe: Probe, select: str, limit: int) -> str:
+    return (
+        f"SELECT {select} FROM {TABLE} m "  # noqa: S608
+        "WHERE m.practice_id = %s AND m.fingerprint = %s"
+        + _condition("time", probe.time, "%s")
+        + _condition("birth_order", probe.order, "%s")
+        + f" AND m.record_id <> %s LIMIT {int(limit)}"
+    )
+
+
+def _probe_parameters(probe: Probe, practice_id: int, record_id: UUID) -> list[Any]:
+    values = [v for v in (probe.time, probe.order) if isinstance(v, int)]
+    return [practice_id, probe.fingerprint, *values, _db_uuid(record_id)]
+
+
+def _probe_rows_and_counts(
+    probes: list[Probe], practice_id: int, record_id: UUID, shown: int, cap: int
+) -> tuple[list[list[UUID]], list[int]]:
+    """In one statement, for each probe: its first ``shown`` record ids (other than
+    ``record_id``), and how many rows it finds, counting no further than ``cap``."""
+    rows = [
+        f"SELECT 0 AS part, {rank} AS rank, p.record_id, 0 AS n FROM ("  # noqa: S608
+        + _probe_branch(probe, "m.record_id", shown)
+        + ") AS p"
+        for rank, probe in enumerate(probes)
+    ]
+    counts = [
+        f"SELECT 1 AS part, {rank} AS rank, NULL AS record_id, COUNT(*) AS n FROM ("  # noqa: S608
+        + _probe_branch(probe, "1", cap)
+        + ") AS p"
+        for rank, probe in enumerate(probes)
+    ]
+    parameters = [v for p in probes for v in _probe_parameters(p, practice_id, record_id)]
+    found: list[list[UUID]] = [[] for _ in probes]
+    counted = [0] * len(probes)
     with connection.cursor() as cursor, index_seeks(cursor):
-        cursor.execute(" UNION ALL ".join(parts), parameters)
-        for rank, found_id in cursor.fetchall():
-            found[rank].append(found_id if isinstance(found_id, UUID) else UUID(found_id))
-    return found
+        cursor.execute(" UNION ALL ".join(rows + counts), parameters * 2)
+        for part, rank, found_id, n in cursor.fetchall():
+            if part == 0:
+                found[rank].append(found_id if isinstance(found_id, UUID) else UUID(found_id))
+            else:
+                counted[rank] = int(n)
+    return found, counted
 
 
 def _relevance(probe: Probe) -> int:

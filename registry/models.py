@@ -61,7 +61,10 @@ class Record(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    practice = models.ForeignKey(Practice, on_delete=models.PROTECT, related_name="records")
+    # No index of its own: the chart-number constraint and the list indexes lead with it.
+    practice = models.ForeignKey(
+        Practice, on_delete=models.PROTECT, related_name="records", db_index=False
+    )
     external_record_id = models.CharField(max_length=200)
     version = models.PositiveIntegerField(default=1)
     voided = models.BooleanField(default=False)
@@ -100,13 +103,25 @@ class Record(models.Model):
                 condition=models.Q(voided=False),
                 name="record_live_year",
             ),
-            # The review queue (?suspected_duplicate__exact=1): a practice's flagged records,
-            # newest first. A decision clears the flag, so the index stays small.
+            # The admin at a million records: every list is newest first (the admin's
+            # ordering, -created_at then id), so each list page is read off an index in
+            # order and stops after one page, for one practice's reviewer or for all.
+            models.Index(fields=["practice", "-created_at", "id"], name="record_practice_received"),
+            models.Index(fields=["-created_at", "id"], name="record_received"),
+            # The review queue (?suspected_duplicate__exact=1&voided__exact=0): flagged live
+            # records. A decision clears the flag, so these indexes stay small.
             models.Index(
-                fields=["practice", "-created_at"],
-                condition=models.Q(suspected_duplicate=True),
+                fields=["practice", "-created_at", "id"],
+                condition=models.Q(suspected_duplicate=True, voided=False),
                 name="record_review_queue",
             ),
+            models.Index(
+                fields=["-created_at", "id"],
+                condition=models.Q(suspected_duplicate=True, voided=False),
+                name="record_review_queue_all",
+            ),
+            # Search by chart number across practices (a superuser's search).
+            models.Index(fields=["external_record_id"], name="record_chart_number"),
         ]
 
     def __str__(self) -> str:

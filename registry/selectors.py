@@ -49,9 +49,18 @@ def may_review(*, user: AbstractBaseUser | AnonymousUser, practice_id: int) -> b
 
 
 def records_reviewable_by(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Record]:
+    """The records of the practices ``user`` reviews.
+
+    The practices are looked up first, so a reviewer of one practice gets a plain
+    ``practice_id = ...``: the planner then reads a list page off an index in order instead
+    of sorting the practice's records (a fifth of the registry, for the largest).
+    """
     if getattr(user, "is_superuser", False) and user.is_active:
         return Record.objects.all()
-    return Record.objects.filter(practice__in=practices_reviewed_by(user=user))
+    practice_ids = list(practices_reviewed_by(user=user).values_list("id", flat=True))
+    if len(practice_ids) == 1:
+        return Record.objects.filter(practice_id=practice_ids[0])
+    return Record.objects.filter(practice_id__in=practice_ids)
 
 
 def record_resemblance(*, record: Record, shown: int = RESEMBLING_SHOWN) -> Resemblance:

@@ -181,7 +181,8 @@ def test_the_record_page_takes_a_bounded_number_of_queries(
         birth(st_mary, fingerprint="e" * 64, attended_by=("nurse",))
     client = signed_in(reviewer)
     client.get(page(flagged))
-    with django_assert_max_num_queries(25):
+    # bounded whatever the cluster (2 of them set and reset the planner for the index seeks)
+    with django_assert_max_num_queries(30):
         assert client.get(page(flagged)).status_code == 200
 
 
