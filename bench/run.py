@@ -451,10 +451,7 @@ FLOOR_TABLES = [
         "registry_recordversion",
         "record_id IN (SELECT id FROM registry_record WHERE practice_id = {practice})",
     ),
-    (
-        "registry_duplicatelink",
-        "record_id IN (SELECT id FROM registry_record WHERE practice_id = {practice})",
-    ),
+    ("registry_matchkey", "practice_id = {practice}"),
 ]
 
 
