@@ -9,6 +9,7 @@ TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/reg
 TEST_REDIS_URL ?= $(or $(REDIS_URL),redis://127.0.0.1:6379/0)
 TEST_ENV := DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) REGISTRY_DEV_SECRETS=true
 PYTEST_ARGS ?=
+BENCH ?=
 
 .PHONY: install run test lint bench worker beat chromium services format clean
 
@@ -53,7 +54,7 @@ format: install
 	$(VENV)/bin/ruff format .
 
 bench: install
-	$(TEST_ENV) $(PY) -m bench
+	$(TEST_ENV) $(PY) -m bench $(BENCH)
 
 clean:
 	rm -rf $(VENV) var build *.egg-info

@@ -4,7 +4,8 @@ A 10,000-course batch is about 64 MB, just under the default 64 MiB body limit. 
 course is a document Bundle of ten resources (Composition, mother and child Patients,
 four Observations, Practitioner, Encounter, Consent) with the narrative, identifiers and
 codings real senders include. Identities vary per course so fingerprints differ, except for
-a small share of deliberate duplicates (same mother and birth date, another chart number).
+a small share of deliberate duplicates (the same birth, time included, under another chart
+number).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def course(index: int, *, chart_prefix: str = "B", duplicate_of: int | None = No
     family = f"{FAMILIES[person % len(FAMILIES)]}{letters(person)}"
     given = GIVEN[person % len(GIVEN)]
     born = f"2024-{1 + person % 12:02d}-{1 + person % 28:02d}"
+    birth_hour = random.Random(person).randint(0, 9)  # a re-sent birth keeps its time
     child_url, mother_url, practitioner_url = (f"urn:uuid:{index:08d}-000{k}" for k in (1, 2, 3))
     weight = rng.randint(900, 4800)
     entries = [
@@ -111,7 +113,7 @@ def course(index: int, *, chart_prefix: str = "B", duplicate_of: int | None = No
                     "extension": [
                         {
                             "url": "http://hl7.org/fhir/StructureDefinition/patient-birthTime",
-                            "valueDateTime": f"{born}T0{rng.randint(0, 9)}:15:00-07:00",
+                            "valueDateTime": f"{born}T0{birth_hour}:15:00-07:00",
                         }
                     ]
                 },

@@ -13,7 +13,6 @@ a time, each in its own savepoint: one bad record never spoils the others.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
@@ -26,10 +25,10 @@ from django.utils import timezone
 from ingestion.fhir import CourseOfCare, Rejection, Result, Retraction, Void
 from ingestion.fhir.outcome import error_outcome
 from registry.bulk import insert_rows, update_rows
+from registry.matching import ChunkMatching, Keys, match_keys
 from registry.models import (
     Attendance,
     Child,
-    DuplicateLink,
     Practice,
     Provider,
     Record,
@@ -134,8 +133,7 @@ class _Chunk:
         self.ingestion_id = ingestion_id
         self.now = timezone.now()
         self.tracked: dict[str, _Tracked] = {}
-        self.live_by_fingerprint: dict[str, set[UUID]] = defaultdict(set)
-        self.links: list[tuple[UUID, UUID]] = []
+        self.matching = ChunkMatching(practice.pk)
         self.versions: list[tuple[UUID, int, str, dict[str, Any]]] = []
         self.outcome = ChunkOutcome()
 
@@ -168,15 +166,12 @@ class _Chunk:
         )
         for values in records:
             self.tracked[values["external_record_id"]] = _Tracked(_Row(**values), is_new=False)
-        fingerprints = {
-            r.fingerprint for r in results if isinstance(r, CourseOfCare) and r.fingerprint
-        }
-        live = Record.objects.filter(
-            practice=self.practice, voided=False, fingerprint__in=fingerprints
-        ).values_list("id", "fingerprint")
-        for record_id, fingerprint in live:
-            if fingerprint:
-                self.live_by_fingerprint[fingerprint].add(record_id)
+        self._load_matching(results)
+
+    def _load_matching(self, results: Sequence[Result]) -> None:
+        """Matching sees the touched records as the chunk changes them, the rest as on file."""
+        asked = {key for r in results if isinstance(r, CourseOfCare) for key in _keys(r)}
+        self.matching.load(touched=[t.row.id for t in self.tracked.values()], asked=asked)
 
     # -- the lifecycle table ---------------------------------------------------------------
 
@@ -193,7 +188,7 @@ class _Chunk:
         row = _Row(id=uuid4(), external_record_id=course.external_record_id, created_at=self.now)
         tracked = _Tracked(row, is_new=True)
         self.tracked[course.external_record_id] = tracked
-        self._flag_if_resembling(row, course.fingerprint)
+        self._flag_if_resembling(row, _keys(course))
         self._take(tracked, course, RecordVersion.Change.CREATED)
         self._accept(course.reference, row, amended=False)
 
@@ -203,7 +198,7 @@ class _Chunk:
         if stored is not None and incoming is not None and incoming < stored:
             self._reject_conflict(course, STALE_UPDATE)
             return
-        if self._would_duplicate_another(row, course.fingerprint):
+        if self._would_duplicate_another(row, _keys(course)):
             self._reject_conflict(
                 course,
                 "The correction would make this record a duplicate of a different record "
@@ -223,7 +218,7 @@ class _Chunk:
         row = tracked.row
         row.voided, row.voided_at, row.merged_into_id = False, None, None
         row.version += 1
-        self._flag_if_resembling(row, course.fingerprint)
+        self._flag_if_resembling(row, _keys(course))
         self._take(tracked, course, RecordVersion.Change.REVIVED)
         self._accept(course.reference, row, amended=True)
 
@@ -265,35 +260,32 @@ class _Chunk:
         row = tracked.row
         if row.voided:  # retracting a voided record again changes nothing
             return
-        self._forget_fingerprint(row)
+        self.matching.put(row.id, frozenset())
         row.voided, row.voided_at, row.updated_at = True, self.now, self.now
         tracked.changed = True
         self.versions.append((row.id, row.version, RecordVersion.Change.VOIDED, {"voided": True}))
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _would_duplicate_another(self, row: _Row, fingerprint: str | None) -> bool:
-        """A changed fingerprint that lands on another live record: spec 3, "not merged"."""
-        if not fingerprint or fingerprint == row.fingerprint:
+    def _would_duplicate_another(self, row: _Row, keys: Keys) -> bool:
+        """Spec 3, "not merged": the correction makes the record resemble another live record.
+
+        The test is the flagging test. A record that already resembled another (a flagged
+        duplicate being corrected) is not made a duplicate by the correction.
+        """
+        current = self.matching.keys_of(row.id)
+        if keys == current or not self.matching.resembles(row.id, keys):
             return False
-        return bool(self.live_by_fingerprint[fingerprint] - {row.id})
+        return not self.matching.resembles(row.id, current)
 
-    def _flag_if_resembling(self, row: _Row, fingerprint: str | None) -> None:
-        if not fingerprint:
-            return
-        resembled = self.live_by_fingerprint[fingerprint] - {row.id}
-        if resembled:
+    def _flag_if_resembling(self, row: _Row, keys: Keys) -> None:
+        if self.matching.resembles(row.id, keys):
             row.suspected_duplicate = True
-            self.links.extend((row.id, other) for other in sorted(resembled))
-
-    def _forget_fingerprint(self, row: _Row) -> None:
-        if row.fingerprint:
-            self.live_by_fingerprint[row.fingerprint].discard(row.id)
 
     def _take(self, tracked: _Tracked, course: CourseOfCare, change: str) -> None:
         """The record takes the course's facts, and the version is kept in its history."""
         row = tracked.row
-        self._forget_fingerprint(row)
+        self.matching.put(row.id, _keys(course))
         row.fingerprint = course.fingerprint
         row.ig_version = course.ig_version
         row.consent_granted = course.consent_granted
@@ -303,8 +295,6 @@ class _Chunk:
         row.mother_age_years = course.mother_age_years
         row.mother_postal_prefix = course.mother_postal_prefix
         row.updated_at = self.now
-        if course.fingerprint:
-            self.live_by_fingerprint[course.fingerprint].add(row.id)
         tracked.changed, tracked.course = True, course
         self.versions.append((row.id, row.version, change, _snapshot(course)))
 
@@ -354,14 +344,7 @@ class _Chunk:
             for model in (Child, Attendance, Transfer):
                 model.objects.filter(record_id__in=replaced_existing).delete()
         self._write_facts({t.row.id: t.course for t in tracked if t.course is not None})
-        if self.links:
-            DuplicateLink.objects.bulk_create(
-                [
-                    DuplicateLink(record_id=record, resembles_id=other, created_at=self.now)
-                    for record, other in self.links
-                ],
-                ignore_conflicts=True,
-            )
+        self._write_match_keys(tracked)
         insert_rows(
             RecordVersion,
             ["record_id", "version", "change", "values", "ingestion_id", "created_at"],
@@ -370,6 +353,10 @@ class _Chunk:
                 for record, version, change, values in self.versions
             ),
         )
+
+    def _write_match_keys(self, tracked: list[_Tracked]) -> None:
+        """The keys of every record whose keys changed, with the records (registry.matching)."""
+        self.matching.write(new={t.row.id for t in tracked if t.is_new})
 
     def _write_facts(self, courses: Mapping[UUID, CourseOfCare]) -> None:
         insert_rows(Child, CHILD_FIELDS, _children(courses))
@@ -460,6 +447,13 @@ def _attendances(
         for stable_id, kind in sorted(pairs):
             if stable_id in providers:
                 yield record_id, providers[stable_id], kind
+
+
+def _keys(course: CourseOfCare) -> Keys:
+    """The course's match keys: one per child, from its keyed time and declared order."""
+    return match_keys(
+        course.fingerprint, ((c.birth_time_key, c.multiple_birth) for c in course.children)
+    )
 
 
 def _earliest_birth_year(course: CourseOfCare) -> int | None:

@@ -11,11 +11,13 @@ from django.contrib.admin import helpers
 from django.contrib.admin.utils import unquote
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path
+from django.urls import URLPattern, path, reverse
+from django.utils.functional import cached_property
 
 from keys.admin import KEY_ACTIONS, ApiKeyInline, KeyEventInline, KeyManagementMixin
 from registry.models import Attendance, Membership, Practice, Record, ReviewDecision
@@ -24,7 +26,10 @@ from registry.review import ReviewError, record_keep, record_merge, record_void
 from registry.selectors import (
     may_review,
     practices_reviewed_by,
+    record_resemblance,
+    record_resembles,
     records_compared_with,
+    records_resembling,
     records_reviewable_by,
     review_decisions_for,
     review_queue_size,
@@ -116,6 +121,56 @@ class ReviewPracticeFilter(admin.SimpleListFilter):
         return queryset
 
 
+class CappedPaginator(Paginator):
+    """Counts at most ``CAP`` + 1 rows: a list page never counts a million records.
+
+    The count runs over ``LIMIT CAP + 1`` of the filtered query, so it costs the same
+    whatever the size of the table; past the cap, the list says "more than" and pages
+    stop at the cap (narrow the list with a filter or a search to go further).
+    """
+
+    CAP = 10_000
+
+    @cached_property
+    def count(self) -> int:
+        rows = self.object_list
+        if isinstance(rows, QuerySet):
+            rows = rows.order_by()  # counting needs no order: LIMIT then stops early
+        first_rows = rows[: self.CAP + 1]
+        counted = first_rows.count() if isinstance(first_rows, QuerySet) else len(first_rows)
+        return min(counted, self.CAP + 1)
+
+    @property
+    def capped(self) -> bool:
+        return self.count > self.CAP
+
+
+class ResemblesFilter(admin.SimpleListFilter):
+    """``?resembles=<record id>``: every record resembling one, linked from its page.
+
+    In the sidebar only while it is in use (the admin applies only the filters it shows);
+    the record page shows the 20 most relevant and links here for the rest.
+    """
+
+    title = "resembling record"
+    parameter_name = "resembles"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        value = self.value()
+        return [(value, "the record in view")] if value else []
+
+    def has_output(self) -> bool:
+        return bool(self.value())
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        if not value:
+            return queryset
+        if not _is_uuid(value):
+            return queryset.none()
+        return queryset & records_resembling(record_id=uuid.UUID(value))
+
+
 @admin.register(Record)
 class RecordAdmin(admin.ModelAdmin):
     change_form_template = "admin/registry/record/change_form.html"
@@ -129,12 +184,20 @@ class RecordAdmin(admin.ModelAdmin):
         "received",
     ]
     list_display_links = ["chart_number"]
-    list_filter = [ReviewPracticeFilter, "created_at", "suspected_duplicate", "voided"]
+    list_filter = [
+        ReviewPracticeFilter,
+        "created_at",
+        "suspected_duplicate",
+        "voided",
+        ResemblesFilter,
+    ]
     list_select_related = ["practice"]
-    search_fields = ["=external_record_id"]
+    search_fields = ["external_record_id"]
     search_help_text = "Exact chart number."
+    paginator = CappedPaginator
     ordering = ["-created_at", "id"]
     show_full_result_count = False  # a count of every record, on every page, is not worth it
+    list_per_page = 50  # rendering rows is most of a list page's time
     fieldsets = [
         (
             None,
@@ -179,6 +242,13 @@ class RecordAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Record], search_term: str
+    ) -> tuple[QuerySet[Record], bool]:
+        """The chart number exactly as sent (case and all), so the index answers it."""
+        term = search_term.strip()
+        return (queryset.filter(external_record_id=term) if term else queryset), False
 
     # -- columns -------------------------------------------------------------------------------
 
@@ -242,8 +312,14 @@ class RecordAdmin(admin.ModelAdmin):
     ) -> HttpResponse:
         record = self.get_object(request, unquote(object_id))
         if record is not None:
-            compared = records_compared_with(record=record, user=request.user)
+            resemblance = record_resemblance(record=record)
+            compared = records_compared_with(
+                record=record, user=request.user, resemblance=resemblance
+            )
             extra_context = (extra_context or {}) | {
+                "resemblance": resemblance,
+                "resembling_url": reverse("admin:registry_record_changelist")
+                + f"?resembles={record.pk}",
                 "subtitle": f"Chart {record.external_record_id} of {record.practice}, "
                 f"version {record.version}",
                 "comparison": comparison_table(compared),
@@ -262,7 +338,8 @@ class RecordAdmin(admin.ModelAdmin):
             raise PermissionDenied
         survivors = None
         if action == ReviewDecision.Action.MERGE:
-            survivors = merge_candidates(record, request.user)
+            chosen = request.POST.get("survivor") or request.GET.get("survivor")
+            survivors = merge_candidates(record, request.user, chosen=chosen)
         data = request.POST if request.method == "POST" else None
         form = ReviewForm(data, survivors=survivors, initial=_survivor_choice(request, survivors))
         if form.is_valid():
@@ -356,10 +433,19 @@ def record_state(record: Record) -> str:
     return "On file"
 
 
-def merge_candidates(record: Record, user: Any) -> QuerySet[Record]:
-    """The records ``record`` may be merged into: the live ones shown beside it."""
-    compared = [r.pk for r in records_compared_with(record=record, user=user) if r.pk != record.pk]
-    return Record.objects.filter(pk__in=compared, voided=False).order_by("created_at", "id")
+def merge_candidates(record: Record, user: Any, chosen: str | None = None) -> QuerySet[Record]:
+    """The records ``record`` may be merged into: the live ones shown beside it, and the
+    one chosen (from the full list of resembling records) when it does resemble it."""
+    candidates = set(record_resemblance(record=record).record_ids)
+    if chosen and _is_uuid(chosen) and uuid.UUID(chosen) not in candidates:
+        other = records_reviewable_by(user=user).filter(pk=chosen).first()
+        if other is not None and record_resembles(record=record, other=other):
+            candidates.add(other.pk)
+    return (
+        records_reviewable_by(user=user)
+        .filter(pk__in=candidates, voided=False, practice_id=record.practice_id)
+        .order_by("created_at", "id")
+    )
 
 
 def _survivor_choice(request: HttpRequest, survivors: QuerySet[Record] | None) -> dict[str, Any]:

@@ -61,15 +61,15 @@ class Record(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    practice = models.ForeignKey(Practice, on_delete=models.PROTECT, related_name="records")
+    # No index of its own: the chart-number constraint and the list indexes lead with it.
+    practice = models.ForeignKey(
+        Practice, on_delete=models.PROTECT, related_name="records", db_index=False
+    )
     external_record_id = models.CharField(max_length=200)
     version = models.PositiveIntegerField(default=1)
     voided = models.BooleanField(default=False)
     voided_at = models.DateTimeField(null=True, blank=True)
     suspected_duplicate = models.BooleanField(default=False)
-    resembles = models.ManyToManyField(
-        "self", through="DuplicateLink", symmetrical=False, related_name="resembled_by"
-    )
     merged_into = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="merged_records"
     )
@@ -95,11 +95,6 @@ class Record(models.Model):
             ),
         ]
         indexes = [
-            models.Index(
-                fields=["practice", "fingerprint"],
-                condition=models.Q(voided=False),
-                name="record_live_fingerprint",
-            ),
             # Statistics: a practice's live records by birth year, with the record-level
             # figures in the index itself, so they are counted from it alone.
             models.Index(
@@ -108,13 +103,25 @@ class Record(models.Model):
                 condition=models.Q(voided=False),
                 name="record_live_year",
             ),
-            # The review queue (?suspected_duplicate__exact=1): a practice's flagged records,
-            # newest first. A decision clears the flag, so the index stays small.
+            # The admin at a million records: every list is newest first (the admin's
+            # ordering, -created_at then id), so each list page is read off an index in
+            # order and stops after one page, for one practice's reviewer or for all.
+            models.Index(fields=["practice", "-created_at", "id"], name="record_practice_received"),
+            models.Index(fields=["-created_at", "id"], name="record_received"),
+            # The review queue (?suspected_duplicate__exact=1&voided__exact=0): flagged live
+            # records. A decision clears the flag, so these indexes stay small.
             models.Index(
-                fields=["practice", "-created_at"],
-                condition=models.Q(suspected_duplicate=True),
+                fields=["practice", "-created_at", "id"],
+                condition=models.Q(suspected_duplicate=True, voided=False),
                 name="record_review_queue",
             ),
+            models.Index(
+                fields=["-created_at", "id"],
+                condition=models.Q(suspected_duplicate=True, voided=False),
+                name="record_review_queue_all",
+            ),
+            # Search by chart number across practices (a superuser's search).
+            models.Index(fields=["external_record_id"], name="record_chart_number"),
         ]
 
     def __str__(self) -> str:
@@ -200,16 +207,36 @@ class Transfer(models.Model):
     kind = models.CharField(max_length=30, choices=Kind.choices)
 
 
-class DuplicateLink(models.Model):
-    """``record`` was flagged because its fingerprint matched ``resembles`` on arrival."""
+class MatchKey(models.Model):
+    """One child of a live record as duplicate matching sees it (:mod:`registry.matching`).
 
-    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="duplicate_links")
-    resembles = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="+")
-    created_at = models.DateTimeField(default=timezone.now)
+    ``fingerprint`` and ``time`` are the first 60 bits of keyed hashes (the birth time is
+    never stored in the clear); ``birth_order`` is the declared ``multipleBirthInteger``.
+    Only live records have keys: voiding a record deletes them in the same transaction.
+    Each probe is an exact seek on one of the two indexes, which carry the record id, so
+    matching reads neither the records nor more than one row per probe.
+    """
+
+    record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="match_keys")
+    practice = models.ForeignKey(
+        Practice, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    fingerprint = models.BigIntegerField()
+    time = models.BigIntegerField(null=True, blank=True)
+    birth_order = models.SmallIntegerField(null=True, blank=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["record", "resembles"], name="duplicate_link_once")
+        indexes = [
+            models.Index(
+                fields=["practice", "fingerprint", "time", "birth_order"],
+                include=["record"],
+                name="matchkey_by_time",
+            ),
+            models.Index(
+                fields=["practice", "fingerprint", "birth_order"],
+                include=["record"],
+                name="matchkey_by_order",
+            ),
         ]
 
 

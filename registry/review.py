@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from registry.locks import lock_practice
+from registry.matching import match_keys_forget
 from registry.models import Record, RecordVersion, ReviewDecision
 from registry.selectors import may_review
 
@@ -102,6 +103,7 @@ def _void(record: Record) -> None:
         raise ReviewError(f"{_name(record)} is already voided.")
     record.voided, record.voided_at = True, timezone.now()
     record.suspected_duplicate = False  # the decision resolves the flag
+    match_keys_forget(record_id=record.pk)  # a voided record resembles nothing
 
 
 def _decide(

@@ -14,6 +14,7 @@ import orjson
 
 VR = "http://hl7.org/fhir/us/vr-common-library/StructureDefinition"
 LOINC = "http://loinc.org"
+BIRTH_TIME = "http://hl7.org/fhir/StructureDefinition/patient-birthTime"
 
 
 def course(
@@ -28,6 +29,8 @@ def course(
     apgar5: int = 9,
     consent: str | None = "active",
     midwife: str = "MW-1",
+    birth_time: str | None = None,
+    multiple_birth: int | None = None,
     extra: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     entries: list[dict[str, Any]] = [
@@ -44,13 +47,7 @@ def course(
         },
         {
             "fullUrl": "urn:uuid:child",
-            "resource": {
-                "resourceType": "Patient",
-                "id": "child",
-                "meta": {"profile": [f"{VR}/Patient-child-vr|2.0.0"]},
-                "gender": "female",
-                "birthDate": born,
-            },
+            "resource": child(born=born, birth_time=birth_time, multiple_birth=multiple_birth),
         },
         _observation("8339-4", valueQuantity={"value": weight_grams, "unit": "g", "code": "g"}),
         _observation("11884-4", valueQuantity={"value": weeks, "unit": "wk", "code": "wk"}),
@@ -103,6 +100,29 @@ def course(
     if last_updated is not None:
         bundle["meta"] = {"lastUpdated": last_updated}
     return bundle
+
+
+def child(
+    *,
+    born: str = "2024-03-09",
+    birth_time: str | None = None,
+    multiple_birth: int | None = None,
+    patient_id: str = "child",
+) -> dict[str, Any]:
+    """A newborn Patient; ``birth_time`` (``hh:mm``, local -07:00) goes in the BFDR extension."""
+    patient: dict[str, Any] = {
+        "resourceType": "Patient",
+        "id": patient_id,
+        "meta": {"profile": [f"{VR}/Patient-child-vr|2.0.0"]},
+        "gender": "female",
+        "birthDate": born,
+    }
+    if birth_time is not None:
+        moment = f"{born}T{birth_time}:00-07:00"
+        patient["_birthDate"] = {"extension": [{"url": BIRTH_TIME, "valueDateTime": moment}]}
+    if multiple_birth is not None:
+        patient["multipleBirthInteger"] = multiple_birth
+    return patient
 
 
 def _observation(code: str, **value: Any) -> dict[str, Any]:

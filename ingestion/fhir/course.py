@@ -22,7 +22,14 @@ from .chart import read_chart_number
 from .consent import consent_decision
 from .dates import parse_datetime
 from .encounters import Attendance
-from .masking import birth_year, fingerprint, mother_age_years, newborn_date, postal_prefix
+from .masking import (
+    birth_time_key,
+    birth_year,
+    fingerprint,
+    mother_age_years,
+    newborn_date,
+    postal_prefix,
+)
 from .messages import Unwrapped, unwrap_message
 from .model import Child, CourseOfCare, Provider, Rejection, Result, Retraction, Sex
 from .observations import (
@@ -207,11 +214,12 @@ def _course(
     first_birth = min((born for born in births if born is not None), default=None)
     providers, attendance = _attribution(contents)
     consent_granted, consent_datetime = consent_decision(contents.consent)
+    keyed = fingerprint(mother, first_birth, fingerprint_key)
     return CourseOfCare(
         reference=reference,
         external_record_id=chart_number,
-        fingerprint=fingerprint(mother, first_birth, fingerprint_key),
-        children=_children(cast, contents.observations),
+        fingerprint=keyed,
+        children=_children(cast, contents.observations, Keying(keyed, fingerprint_key)),
         consent_granted=consent_granted,
         ig_version=cast.ig_version,
         source_updated_at=stamp,
@@ -248,7 +256,15 @@ def _attribution(contents: Contents) -> tuple[tuple[Provider, ...], Attendance]:
 _MOTHER = -1
 
 
-def _children(cast: Cast, observations: list[Resource]) -> tuple[Child, ...]:
+@dataclass(frozen=True, slots=True)
+class Keying:
+    """What a child's birth time key is computed under: the course's fingerprint and key."""
+
+    fingerprint: str | None
+    key: bytes
+
+
+def _children(cast: Cast, observations: list[Resource], keying: Keying) -> tuple[Child, ...]:
     """Each child's measures from the Observations whose subject is that child.
 
     A gestational age whose subject is the mother (as some senders record "gestational age
@@ -276,7 +292,7 @@ def _children(cast: Cast, observations: list[Resource]) -> tuple[Child, ...]:
         if "gestational_age_weeks" not in fields:
             fields.update(delivery)
     return tuple(
-        _child(position, patient, role, measured[position])
+        _child(position, patient, role, measured[position], keying)
         for position, (_, patient, role) in enumerate(cast.children)
     )
 
@@ -294,10 +310,13 @@ def _measure(fields: dict[str, int], measure: Measure, observation: Resource) ->
             fields[measure] = value
 
 
-def _child(position: int, patient: Resource, role: PatientRole, fields: dict[str, int]) -> Child:
+def _child(
+    position: int, patient: Resource, role: PatientRole, fields: dict[str, int], keying: Keying
+) -> Child:
     gender = patient.get("gender")
+    declared = _declared_order(patient)
     return Child(
-        birth_order=_birth_order(patient, position),
+        birth_order=declared or position + 1,
         outcome="fetal_death" if role == "fetal_child" else "live_birth",
         sex=gender if isinstance(gender, str) and gender in _SEXES else None,
         birth_year=birth_year(patient),
@@ -307,10 +326,12 @@ def _child(position: int, patient: Resource, role: PatientRole, fields: dict[str
         apgar_1=fields.get("apgar_1"),
         apgar_5=fields.get("apgar_5"),
         apgar_10=fields.get("apgar_10"),
+        multiple_birth=declared,
+        birth_time_key=birth_time_key(patient, keying.fingerprint, keying.key),
     )
 
 
-def _birth_order(patient: Resource, position: int) -> int:
-    """multipleBirthInteger when sane, else the child's place among the children."""
+def _declared_order(patient: Resource) -> int | None:
+    """multipleBirthInteger when sane (the stored birth order falls back to the position)."""
     order = whole_number(patient.get("multipleBirthInteger"))
-    return order if order is not None and 1 <= order <= _MOST_BIRTHS else position + 1
+    return order if order is not None and 1 <= order <= _MOST_BIRTHS else None

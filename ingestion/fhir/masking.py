@@ -13,6 +13,12 @@ casefolded, non-letters dropped; the given names are concatenated), and the date
 earliest newborn's birth date. A name with neither family nor given falls back to its
 ``text`` as the family part. The birth time is never part of the message: senders differ in
 whether they send it, and a duplicate must not hide behind that.
+
+Birth time key (DECISIONS.md "Fingerprint"): HMAC-SHA256 under the same practice key over
+``birth-time 0x1F fingerprint 0x1F YYYY-MM-DDThh:mm``, the newborn's time from the
+``patient-birthTime`` extension on ``_birthDate`` converted to UTC and truncated to the
+minute. It lets matching tell twins apart by their times without storing any time: equal
+keys mean the same birth minute of the same fingerprint, and nothing else can be read.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import hashlib
 import hmac
 import unicodedata
 from collections.abc import Mapping
-from datetime import date
+from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -30,6 +36,7 @@ from .values import as_dict, as_list, dicts
 
 _FINGERPRINT_CONTEXT = b"registry-fingerprint/v1/practice/"
 _BIRTH_TIME = "http://hl7.org/fhir/StructureDefinition/patient-birthTime"
+_BIRTH_TIME_CONTEXT = "birth-time"  # not a folded name (letters only), so never a fingerprint
 _SEPARATOR = "\x1f"  # keeps "ab"+"c" and "a"+"bc" apart
 _NAME_LIMIT = 1000  # characters per name part; longer parts are junk, not names
 _YOUNGEST_MOTHER, _OLDEST_MOTHER = 5, 80
@@ -75,6 +82,30 @@ def fingerprint(mother: Mapping[str, Any], first_birth: date | None, key: bytes)
     keyed = _keyed_hash(key).copy()
     keyed.update(message.encode())
     return keyed.hexdigest()
+
+
+def birth_time_key(
+    patient: Mapping[str, Any], fingerprint_hex: str | None, key: bytes
+) -> str | None:
+    """Keyed hash of the fingerprint and the child's UTC birth minute; None without a time."""
+    moment = _birth_time(patient)
+    if fingerprint_hex is None or moment is None:
+        return None
+    minute = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M")
+    keyed = _keyed_hash(key).copy()
+    keyed.update(_SEPARATOR.join((_BIRTH_TIME_CONTEXT, fingerprint_hex, minute)).encode())
+    return keyed.hexdigest()
+
+
+def _birth_time(patient: Mapping[str, Any]) -> datetime | None:
+    """The birthTime extension's value when it carries a time of day (a date alone is none)."""
+    for extension in dicts(as_dict(patient.get("_birthDate")).get("extension")):
+        if extension.get("url") == _BIRTH_TIME:
+            value = extension.get("valueDateTime")
+            if isinstance(value, str) and "T" in value:
+                return parse_datetime(value)
+            return None
+    return None
 
 
 def mother_age_years(mother: Mapping[str, Any], first_birth: date | None) -> int | None:

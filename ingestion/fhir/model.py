@@ -30,6 +30,10 @@ class Child:
     apgar_1: int | None = None
     apgar_5: int | None = None
     apgar_10: int | None = None
+    multiple_birth: int | None = None  # multipleBirthInteger as declared, else None
+    # Keyed hash of the fingerprint and the birth minute (masking.birth_time_key), for
+    # telling twins apart; the time itself is never kept.
+    birth_time_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,12 @@ figure needs, so each test reads as its own arithmetic.
 
 from __future__ import annotations
 
+import hashlib
+
 import factory
 from django.contrib.auth.models import User
 
+from registry.matching import match_keys, match_keys_write
 from registry.models import Attendance, Child, Membership, Practice, Provider, Record
 
 PASSWORD = "correct horse battery staple"
@@ -31,7 +34,7 @@ class RecordFactory(factory.django.DjangoModelFactory):
     external_record_id = factory.Sequence(lambda n: f"C-{n:05d}")
     birth_year = 2024
     consent_granted = True
-    fingerprint = factory.Sequence(lambda n: f"{n:064x}")
+    fingerprint = factory.Sequence(lambda n: hashlib.sha256(str(n).encode()).hexdigest())
 
 
 class ChildFactory(factory.django.DjangoModelFactory):
@@ -72,7 +75,10 @@ def birth(
     """A record with ``children`` children (``child__*`` fields apply to each) and attendants.
 
     ``attended_by`` and ``present`` name provider roles; each gets a provider of its own.
+    A live record gets its match keys, with no times or orders (``child_keys`` may give each
+    child's ``(time key, declared order)``): records sharing a fingerprint resemble.
     """
+    child_keys = record_fields.pop("child_keys", None)
     child_fields = {
         key.removeprefix("child__"): value
         for key, value in list(record_fields.items())
@@ -90,6 +96,9 @@ def birth(
         for role in roles:
             provider = ProviderFactory(practice=practice, role=role)
             Attendance.objects.create(record=record, provider=provider, kind=kind)
+    if not record.voided:
+        keys = match_keys(record.fingerprint, child_keys or [(None, None)] * children)
+        match_keys_write(practice_id=practice.pk, keys={record.pk: keys})
     return record
 
 
