@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
@@ -26,6 +27,7 @@ from django.utils import timezone
 from ingestion.fhir import CourseOfCare, Rejection, Result, Retraction
 from ingestion.fhir.outcome import error_outcome
 from registry.bulk import insert_rows, update_rows
+from registry.counts import counts_kept
 from registry.models import (
     Attendance,
     Child,
@@ -152,7 +154,8 @@ class _Chunk:
                 self._retract(result)
             else:
                 self._submit(result)
-        self._write()
+        with self._write_counts():
+            self._write()
         return self.outcome
 
     # -- reading ---------------------------------------------------------------------------
@@ -359,6 +362,11 @@ class _Chunk:
             ),
         )
 
+    def _write_counts(self) -> AbstractContextManager[None]:
+        """Around the writes: the counts follow the changed records, in the same transaction."""
+        changed = [t.row.id for t in self.tracked.values() if t.changed]
+        return counts_kept(practice_id=self.practice.pk, record_ids=changed)
+
     def _write_facts(self, courses: Mapping[UUID, CourseOfCare]) -> None:
         insert_rows(Child, CHILD_FIELDS, _children(courses))
         insert_rows(
@@ -368,7 +376,9 @@ class _Chunk:
         )
         providers = self._upsert_providers(courses.values())
         insert_rows(
-            Attendance, ["record_id", "provider_id", "kind"], _attendances(courses, providers)
+            Attendance,
+            ["record_id", "provider_id", "kind", "role"],
+            _attendances(courses, providers),
         )
 
     def _upsert_providers(self, courses: Iterable[CourseOfCare]) -> dict[str, int]:
@@ -441,13 +451,16 @@ def _children(courses: Mapping[UUID, CourseOfCare]) -> Iterable[tuple[Any, ...]]
 
 def _attendances(
     courses: Mapping[UUID, CourseOfCare], providers: dict[str, int]
-) -> Iterable[tuple[UUID, int, str]]:
+) -> Iterable[tuple[UUID, int, str, str]]:
+    """Each attendance with the role the course gave its provider (kept: the counts use it)."""
     for record_id, course in courses.items():
+        roles = {p.stable_id: p.role for p in course.providers}
         pairs = {(s, Attendance.Kind.ATTENDED.value) for s in course.attended_by}
         pairs |= {(s, Attendance.Kind.PRESENT.value) for s in course.present}
         for stable_id, kind in sorted(pairs):
             if stable_id in providers:
-                yield record_id, providers[stable_id], kind
+                role = roles.get(stable_id, Provider.Role.OTHER.value)
+                yield record_id, providers[stable_id], kind, role
 
 
 def _earliest_birth_year(course: CourseOfCare) -> int | None:

@@ -6,14 +6,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Prefetch, Q, QuerySet, Sum
 
+from registry.counts import ALL, ATTENDANT_ROLES, year_cells
 from registry.models import (
+    COUNT_FIELDS,
     Attendance,
+    BirthCount,
     Child,
     Membership,
     Practice,
-    Provider,
     Record,
     ReviewDecision,
 )
@@ -77,20 +79,6 @@ def review_decisions_for(*, record: Record) -> QuerySet[ReviewDecision]:
 
 # --- Statistics --------------------------------------------------------------------------------
 
-# Spec 2.3: role "other" is excluded from attendant-type benchmarks.
-ATTENDANT_ROLES: list[str] = [
-    role.value
-    for role in (
-        Provider.Role.MIDWIFE,
-        Provider.Role.DOULA,
-        Provider.Role.NURSE,
-        Provider.Role.ASSISTANT,
-    )
-]
-LOW_BIRTH_WEIGHT_GRAMS = 2500
-PRETERM_WEEKS = 37
-LOW_APGAR = 7
-
 
 @dataclass(frozen=True)
 class RateDefinition:
@@ -151,87 +139,25 @@ def stats_for_practice(
     """The practice's figures over its non-voided records, overall and per attendant role.
 
     ``year_from``/``year_to`` (inclusive) filter on the record's birth year; with either set,
-    records without a known birth year are left out. The database counts everything in four
-    aggregate queries, whatever the number of records; rates are worked out here from those
-    counts, and are ``None`` when there is nothing to divide by.
+    records without a known birth year are left out. The figures are sums of the counts kept
+    as records change (:mod:`registry.counts`): one small query, however many records.
+    Rates are worked out here from those counts, and are ``None`` with nothing to divide by.
     """
-
-    def live_records(prefix: str = "") -> Q:
-        conditions: dict[str, Any] = {f"{prefix}practice": practice, f"{prefix}voided": False}
-        if year_from is not None:
-            conditions[f"{prefix}birth_year__gte"] = year_from
-        if year_to is not None:
-            conditions[f"{prefix}birth_year__lte"] = year_to
-        return Q(**conditions)
-
-    overall = Record.objects.filter(live_records()).aggregate(**_record_counts("", "id"))
-    overall |= Child.objects.filter(live_records("record__")).aggregate(**_child_counts())
-    per_role: dict[str, dict[str, int]] = {}
-    # A record attended by a midwife and a nurse counts for both; one attended by two
-    # midwives counts once for midwives: hence the distinct counts.
-    attended = Attendance.objects.filter(live_records("record__"), _attended_by_benchmarked_role())
-    for row in attended.values("provider__role").annotate(
-        **_record_counts("record__", "record", distinct=True)
-    ):
+    cells = BirthCount.objects.filter(year_cells(year_from, year_to), practice=practice)
+    per_group: dict[str, dict[str, int]] = {}
+    for row in cells.values("group").annotate(**{name: Sum(name) for name in COUNT_FIELDS}):
         counts: dict[str, Any] = dict(row)
-        per_role[counts.pop("provider__role")] = counts
-    children = Child.objects.filter(
-        live_records("record__"), _attended_by_benchmarked_role("record__attendances__")
-    )
-    for child_row in children.values("record__attendances__provider__role").annotate(
-        **_child_counts(distinct=True)
-    ):
-        counts = dict(child_row)
-        per_role.setdefault(counts.pop("record__attendances__provider__role"), {}).update(counts)
+        per_group[counts.pop("group")] = counts
     return {
         "practice": practice.slug,
         "year_from": year_from,
         "year_to": year_to,
-        **_figures(overall),
-        "by_attendant_role": {role: _figures(per_role.get(role, {})) for role in ATTENDANT_ROLES},
+        **_figures(per_group.get(ALL, {})),
+        "by_attendant_role": {role: _figures(per_group.get(role, {})) for role in ATTENDANT_ROLES},
         "definitions": {
             rate.name: {"numerator": rate.numerator_is, "denominator": rate.denominator_is}
             for rate in RATES
         },
-    }
-
-
-def _attended_by_benchmarked_role(prefix: str = "") -> Q:
-    return Q(
-        **{
-            f"{prefix}kind": Attendance.Kind.ATTENDED,
-            f"{prefix}provider__role__in": ATTENDANT_ROLES,
-        }
-    )
-
-
-def _record_counts(prefix: str, field: str, distinct: bool = False) -> dict[str, Count]:
-    return {
-        "births": Count(field, distinct=distinct),
-        "suspected_duplicates": Count(
-            field, distinct=distinct, filter=Q(**{f"{prefix}suspected_duplicate": True})
-        ),
-        "consent_granted": Count(
-            field, distinct=distinct, filter=Q(**{f"{prefix}consent_granted": True})
-        ),
-    }
-
-
-def _child_counts(distinct: bool = False) -> dict[str, Count]:
-    live = Q(outcome=Child.Outcome.LIVE_BIRTH)
-
-    def count(condition: Q) -> Count:
-        return Count("id", distinct=distinct, filter=condition)
-
-    return {
-        "live_births": count(live),
-        "fetal_deaths": count(Q(outcome=Child.Outcome.FETAL_DEATH)),
-        "low_birth_weight": count(live & Q(birth_weight_grams__lt=LOW_BIRTH_WEIGHT_GRAMS)),
-        "known_birth_weight": count(live & Q(birth_weight_grams__isnull=False)),
-        "preterm": count(live & Q(gestational_age_weeks__lt=PRETERM_WEEKS)),
-        "known_gestational_age": count(live & Q(gestational_age_weeks__isnull=False)),
-        "apgar5_below_7": count(live & Q(apgar_5__lt=LOW_APGAR)),
-        "known_apgar5": count(live & Q(apgar_5__isnull=False)),
     }
 
 

@@ -6,9 +6,12 @@ figure needs, so each test reads as its own arithmetic.
 
 from __future__ import annotations
 
+from uuid import uuid4
+
 import factory
 from django.contrib.auth.models import User
 
+from registry.counts import counts_kept
 from registry.models import Attendance, Child, Membership, Practice, Provider, Record
 
 PASSWORD = "correct horse battery staple"
@@ -72,6 +75,7 @@ def birth(
     """A record with ``children`` children (``child__*`` fields apply to each) and attendants.
 
     ``attended_by`` and ``present`` name provider roles; each gets a provider of its own.
+    The statistics' counts (:mod:`registry.counts`) take the record in, as the pipeline does.
     """
     child_fields = {
         key.removeprefix("child__"): value
@@ -80,16 +84,19 @@ def birth(
     }
     for key in child_fields:
         record_fields.pop(f"child__{key}")
-    record = RecordFactory(practice=practice, **record_fields)
-    for order in range(1, children + 1):
-        ChildFactory(record=record, birth_order=order, **child_fields)
-    for kind, roles in (
-        (Attendance.Kind.ATTENDED, attended_by),
-        (Attendance.Kind.PRESENT, present),
-    ):
-        for role in roles:
-            provider = ProviderFactory(practice=practice, role=role)
-            Attendance.objects.create(record=record, provider=provider, kind=kind)
+    record_id = record_fields.pop("id", None) or uuid4()
+    # As every writer of records does, so the statistics' counts include it.
+    with counts_kept(practice_id=practice.pk, record_ids=[record_id]):
+        record = RecordFactory(id=record_id, practice=practice, **record_fields)
+        for order in range(1, children + 1):
+            ChildFactory(record=record, birth_order=order, **child_fields)
+        for kind, roles in (
+            (Attendance.Kind.ATTENDED, attended_by),
+            (Attendance.Kind.PRESENT, present),
+        ):
+            for role in roles:
+                provider = ProviderFactory(practice=practice, role=role)
+                Attendance.objects.create(record=record, provider=provider, kind=kind, role=role)
     return record
 
 
