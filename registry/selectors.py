@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Prefetch, Q, QuerySet, Sum
+from django.db.models import Count, Prefetch, Q, QuerySet, Sum
 
+from registry.benchmarks import FIGURES, Cell, benchmarks, trend
 from registry.counts import ALL, ATTENDANT_ROLES, year_cells
 from registry.models import (
     COUNT_FIELDS,
@@ -178,3 +179,67 @@ def _figures(counts: dict[str, int]) -> dict[str, Any]:
         figures[rate.name] = round(numerator / denominator, 4) if denominator else None
         figures[rate.counts_key] = {"numerator": numerator, "denominator": denominator}
     return figures
+
+
+# --- Benchmarks --------------------------------------------------------------------------------
+
+# The counts the benchmarked figures divide (registry.benchmarks.FIGURES).
+BENCHMARK_COUNTS: list[str] = sorted(
+    {name for figure in FIGURES for name in (figure.numerator, figure.denominator)}
+)
+
+
+def benchmarks_for_practice(
+    *, practice: Practice, year_from: int | None = None, year_to: int | None = None
+) -> dict[str, Any]:
+    """``benchmarks`` and ``trend``: the practice beside the whole registry, per role.
+
+    Two queries over the kept counts (a few rows per practice, birth year and group): the
+    cells of the range with the viewer's and the other practices' counts, and how many
+    other practices contribute over the whole range. What may be shown is decided by the
+    pure rules of :mod:`registry.benchmarks`.
+    """
+    rows = BirthCount.objects.filter(year_cells(year_from, year_to))
+    cells = _benchmark_cells(rows, practice)
+    years = {year for _, year in cells}
+    return {
+        "benchmarks": benchmarks(
+            cells=cells,
+            years=years,
+            contributors=_contributors(rows.exclude(practice=practice)),
+            roles=ATTENDANT_ROLES,
+        ),
+        "trend": trend(cells=cells, years=years, roles=ATTENDANT_ROLES),
+    }
+
+
+def _benchmark_cells(rows: QuerySet[BirthCount], practice: Practice) -> dict[tuple[str, int], Cell]:
+    own, others = Q(practice=practice), ~Q(practice=practice)
+    sums: dict[str, Any] = {}
+    for name in BENCHMARK_COUNTS:
+        sums[f"own__{name}"] = Sum(name, filter=own, default=0)
+        sums[f"others__{name}"] = Sum(name, filter=others, default=0)
+        sums[f"contributors__{name}"] = Count("id", filter=others & Q(**{f"{name}__gt": 0}))
+    cells = {}
+    for row in rows.values("group", "birth_year").annotate(**sums):
+        parts: dict[str, dict[str, int]] = {"own": {}, "others": {}, "contributors": {}}
+        values: dict[str, Any] = dict(row)
+        for key, value in values.items():
+            side, _, name = key.partition("__")
+            if name:
+                parts[side][name] = value
+        cells[(values["group"], values["birth_year"])] = Cell(**parts)
+    return cells
+
+
+def _contributors(rows: QuerySet[BirthCount]) -> dict[tuple[str, str], int]:
+    """(group, count) -> how many of these practices have a non-zero count in the range."""
+    counts = {
+        name: Count("practice", distinct=True, filter=Q(**{f"{name}__gt": 0}))
+        for name in BENCHMARK_COUNTS
+    }
+    result: dict[tuple[str, str], int] = {}
+    for row in rows.values("group").annotate(**counts):
+        values: dict[str, Any] = dict(row)
+        result |= {(values["group"], name): values[name] for name in BENCHMARK_COUNTS}
+    return result
