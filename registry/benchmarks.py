@@ -190,10 +190,10 @@ def suppression(
 ) -> str | None:
     """Why the registry figure may not be shown, in words; None when it may."""
     if contributors.get(figure.base(role), 0) < MIN_PRACTICES:
-        return "Fewer than three other practices contribute to this figure."
+        return "Fewer than three other practices contribute."
     for series in figure.series(role):
         if _sum(cells, years, series, "others") in SMALL_COUNT:
-            return "Other practices' part of this figure is between 1 and 9, too few to show."
+            return "Other practices' part is between 1 and 9."
     blocking = [
         year
         for year in years
@@ -206,13 +206,11 @@ def suppression(
         return None
     if UNKNOWN_YEAR in blocking:
         return (
-            "Other practices have too few births without a known birth year to show on their "
-            "own, and this figure includes them; choose a range of birth years."
+            "Too few from other practices among births without a known year; "
+            "choose a range of birth years."
         )
-    listed = ", ".join(str(year) for year in blocking)
     return (
-        f"Other practices' counts for birth year {listed} are too few to show on their own "
-        "(under 10, or from fewer than three practices), and a figure over this range could "
-        "be set against others to reveal them; choose a range without "
-        f"{'it' if len(blocking) == 1 else 'them'}."
+        f"Too few from other practices in birth year {', '.join(map(str, blocking))} "
+        "(under 10, or under three practices), which another range could reveal; "
+        f"choose a range without {'it' if len(blocking) == 1 else 'them'}."
     )

@@ -19,6 +19,7 @@ from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
+from registry.benchmark_charts import benchmark_charts, trend_charts
 from registry.models import Membership, Provider
 from registry.selectors import (
     ATTENDANT_ROLES,
@@ -69,8 +70,11 @@ def statistics_page(request: HttpRequest, membership: Membership) -> HttpRespons
     if not form.is_valid():
         return render(request, "settings/statistics.html", context, status=400)
     stats = stats_for_practice(practice=membership.practice, **form.years())
+    compared = benchmarks_for_practice(practice=membership.practice, **form.years())
     query = _query(membership, form)
     context |= {
+        "benchmark_charts": benchmark_charts(compared),
+        "trend_charts": trend_charts(compared),
         "stats": stats,
         "headline": _headline(stats),
         "rate_charts": [_rate_chart(stats, rate) for rate in RATES],

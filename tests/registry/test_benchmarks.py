@@ -84,7 +84,7 @@ def test_a_registry_figure_needs_three_other_practices(st_mary):
     others(2, births=10)
     risky(st_mary)
     registry = compared(st_mary)["benchmarks"]["midwife"]["births"]["registry"]
-    assert registry == {"suppressed": "Fewer than three other practices contribute to this figure."}
+    assert registry == {"suppressed": "Fewer than three other practices contribute."}
     assert compared(st_mary)["benchmarks"]["midwife"]["births"]["practice"]["numerator"] == 1
 
 
@@ -126,7 +126,7 @@ def test_few_births_without_a_known_year_suppress_only_the_all_years_figure(st_m
     birth(PracticeFactory(), birth_year=None, attended_by=(MIDWIFE,))
     risky(st_mary)
     all_years = compared(st_mary)["benchmarks"]["midwife"]["births"]["registry"]
-    assert "without a known birth year" in all_years["suppressed"]
+    assert "without a known year" in all_years["suppressed"]
     ranged = compared(st_mary, year_from=2000)["benchmarks"]["midwife"]["births"]["registry"]
     assert ranged["numerator"] == 13
 
@@ -144,11 +144,9 @@ def test_voided_and_merged_away_records_leave_the_registry_at_once(st_mary):
     before = compared(st_mary)["benchmarks"]["midwife"]["births"]["registry"]["numerator"]
     assert before == 16
     root = User.objects.create_superuser("root-bench", password="x")
-    first, second, *_ = Record.objects.filter(practice=practices[0])
+    first, second, survivor, *_ = Record.objects.filter(practice=practices[0]).order_by("id")
     record_void(record=first, by=root)
-    record_merge(
-        record=second, survivor=Record.objects.filter(practice=practices[0]).last(), by=root
-    )
+    record_merge(record=second, survivor=survivor, by=root)
     after = compared(st_mary)["benchmarks"]["midwife"]["births"]["registry"]
     assert after["numerator"] == 14
     birth(practices[1], voided=True, attended_by=(MIDWIFE,))
