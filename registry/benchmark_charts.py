@@ -66,7 +66,7 @@ def benchmark_charts(compared: dict[str, Any]) -> list[Chart]:
 
 
 def trend_charts(compared: dict[str, Any]) -> list[Chart]:
-    """Per role with any figure to show, a chart per trend figure: a row per birth year."""
+    """Per role the practice has figures for, a chart per trend figure: a row per birth year."""
     charts = []
     for role, figures in compared["trend"].items():
         for name in TREND_FIGURES:
@@ -81,7 +81,8 @@ def trend_charts(compared: dict[str, Any]) -> list[Chart]:
 
 
 def _has_data(point: dict[str, Any]) -> bool:
-    return bool(point["practice"]["denominator"]) or "suppressed" not in point["registry"]
+    """A trend compares the practice with the registry: nothing to compare without its own."""
+    return bool(point["practice"]["denominator"])
 
 
 def _bars(sides: dict[str, Any], scale: float) -> tuple[Bar, Bar]:

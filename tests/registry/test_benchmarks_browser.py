@@ -118,5 +118,6 @@ def test_the_benchmarks_read_at_phone_and_desktop_width(page, width):
     assert page.locator(".bench-flag").count() > 1  # unreliable rates are marked
     assert page.get_by_test_id("trend-midwife-low_birth_weight").is_visible()
     assert page.get_by_test_id("trend-midwife-preterm").is_visible()
+    assert page.get_by_test_id("trend-assistant-preterm").count() == 0  # none of its own
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     page.screenshot(path=str(ARTIFACTS / f"settings-benchmarks-{width}.png"), full_page=True)
