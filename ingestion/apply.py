@@ -364,8 +364,12 @@ class _Chunk:
 
     def _write_counts(self) -> AbstractContextManager[None]:
         """Around the writes: the counts follow the changed records, in the same transaction."""
-        changed = [t.row.id for t in self.tracked.values() if t.changed]
-        return counts_kept(practice_id=self.practice.pk, record_ids=changed)
+        changed = [t for t in self.tracked.values() if t.changed]
+        return counts_kept(
+            practice_id=self.practice.pk,
+            record_ids=[t.row.id for t in changed],
+            new_record_ids=[t.row.id for t in changed if t.is_new],
+        )
 
     def _write_facts(self, courses: Mapping[UUID, CourseOfCare]) -> None:
         insert_rows(Child, CHILD_FIELDS, _children(courses))

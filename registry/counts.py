@@ -163,14 +163,18 @@ def facts_load(record_ids: Iterable[UUID]) -> dict[UUID, Facts]:
 
 
 @contextmanager
-def counts_kept(*, practice_id: int, record_ids: Iterable[UUID]) -> Iterator[None]:
+def counts_kept(
+    *, practice_id: int, record_ids: Iterable[UUID], new_record_ids: Iterable[UUID] = ()
+) -> Iterator[None]:
     """Around a change to these records of one practice: their old counts out, new ones in.
 
     Must run inside the change's transaction, under the practice lock (as every writer of
-    records holds it), so counts and records commit or roll back together.
+    records holds it), so counts and records commit or roll back together. Records the
+    change creates may be named in ``new_record_ids``: nothing to read before for them.
     """
     ids = list(record_ids)
-    before = facts_load(ids)
+    new = set(new_record_ids)
+    before = facts_load(record_id for record_id in ids if record_id not in new)
     yield
     after = facts_load(ids)
     delta = tally_of(before.values(), sign=-1)
