@@ -179,6 +179,11 @@ def run() -> dict[str, Any]:
     print("bench: million, statistics", flush=True)
     results["statistics_20000"] = _timed(lambda: member.get("/settings/statistics/"))
     results["statistics_practice_records"] = Record.objects.filter(practice=people["stats"]).count()
+    print("bench: million, statistics with benchmarks by practice size", flush=True)
+    from bench.statistics import statistics_page_p50
+
+    for size, figures in statistics_page_p50().items():
+        results[f"statistics_{size}_{figures['births']}_births"] = figures
     return results
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
@@ -25,6 +26,7 @@ from django.utils import timezone
 from ingestion.fhir import CourseOfCare, Rejection, Result, Retraction, Void
 from ingestion.fhir.outcome import error_outcome
 from registry.bulk import insert_rows, update_rows
+from registry.counts import counts_kept
 from registry.matching import ChunkMatching, Keys, match_keys
 from registry.models import (
     Attendance,
@@ -152,7 +154,8 @@ class _Chunk:
                 self._void(result)
             else:
                 self._submit(result)
-        self._write()
+        with self._write_counts():
+            self._write()
         return self.outcome
 
     # -- reading ---------------------------------------------------------------------------
@@ -358,6 +361,15 @@ class _Chunk:
         """The keys of every record whose keys changed, with the records (registry.matching)."""
         self.matching.write(new={t.row.id for t in tracked if t.is_new})
 
+    def _write_counts(self) -> AbstractContextManager[None]:
+        """Around the writes: the counts follow the changed records, in the same transaction."""
+        changed = [t for t in self.tracked.values() if t.changed]
+        return counts_kept(
+            practice_id=self.practice.pk,
+            record_ids=[t.row.id for t in changed],
+            new_record_ids=[t.row.id for t in changed if t.is_new],
+        )
+
     def _write_facts(self, courses: Mapping[UUID, CourseOfCare]) -> None:
         insert_rows(Child, CHILD_FIELDS, _children(courses))
         insert_rows(
@@ -367,7 +379,9 @@ class _Chunk:
         )
         providers = self._upsert_providers(courses.values())
         insert_rows(
-            Attendance, ["record_id", "provider_id", "kind"], _attendances(courses, providers)
+            Attendance,
+            ["record_id", "provider_id", "kind", "role"],
+            _attendances(courses, providers),
         )
 
     def _upsert_providers(self, courses: Iterable[CourseOfCare]) -> dict[str, int]:
@@ -440,13 +454,16 @@ def _children(courses: Mapping[UUID, CourseOfCare]) -> Iterable[tuple[Any, ...]]
 
 def _attendances(
     courses: Mapping[UUID, CourseOfCare], providers: dict[str, int]
-) -> Iterable[tuple[UUID, int, str]]:
+) -> Iterable[tuple[UUID, int, str, str]]:
+    """Each attendance with the role the course gave its provider (kept: the counts use it)."""
     for record_id, course in courses.items():
+        roles = {p.stable_id: p.role for p in course.providers}
         pairs = {(s, Attendance.Kind.ATTENDED.value) for s in course.attended_by}
         pairs |= {(s, Attendance.Kind.PRESENT.value) for s in course.present}
         for stable_id, kind in sorted(pairs):
             if stable_id in providers:
-                yield record_id, providers[stable_id], kind
+                role = roles.get(stable_id, Provider.Role.OTHER.value)
+                yield record_id, providers[stable_id], kind, role
 
 
 def _keys(course: CourseOfCare) -> Keys:

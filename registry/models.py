@@ -189,6 +189,11 @@ class Attendance(models.Model):
     record = models.ForeignKey(Record, on_delete=models.CASCADE, related_name="attendances")
     provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="attendances")
     kind = models.CharField(max_length=10, choices=Kind.choices)
+    # The provider's role as the course of care gave it, kept with the attendance: the
+    # statistics count by it, so a later change of the provider's role changes no past count.
+    role = models.CharField(
+        max_length=20, choices=Provider.Role.choices, default=Provider.Role.OTHER
+    )
 
     class Meta:
         constraints = [
@@ -310,3 +315,54 @@ class ReviewDecision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_action_display()} by {self.decided_by_username}"
+
+
+class BirthCount(models.Model):
+    """The statistics' counts of a practice for one birth year and one group, kept current.
+
+    ``group`` is ``all`` (every birth) or an attendant role; ``birth_year`` is the record's
+    birth year, 0 when unknown. Each count is the sum of what the practice's live records
+    contribute (:func:`registry.counts.contribution`); every change to a record changes these
+    rows in the same transaction (:func:`registry.counts.counts_kept`), so they always equal
+    a recount (``manage.py recount_statistics --check``) and a page never counts records.
+    """
+
+    ALL = "all"
+
+    practice = models.ForeignKey(Practice, on_delete=models.CASCADE, related_name="+")
+    birth_year = models.PositiveSmallIntegerField(help_text="0 when the birth year is unknown.")
+    group = models.CharField(max_length=20, help_text='"all" or an attendant role.')
+    births = models.IntegerField(default=0)
+    suspected_duplicates = models.IntegerField(default=0)
+    consent_granted = models.IntegerField(default=0)
+    live_births = models.IntegerField(default=0)
+    fetal_deaths = models.IntegerField(default=0)
+    low_birth_weight = models.IntegerField(default=0)
+    known_birth_weight = models.IntegerField(default=0)
+    preterm = models.IntegerField(default=0)
+    known_gestational_age = models.IntegerField(default=0)
+    apgar5_below_7 = models.IntegerField(default=0)
+    known_apgar5 = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["practice", "birth_year", "group"], name="birth_count_once_per_cell"
+            )
+        ]
+
+
+# The counts a BirthCount row holds, in column order.
+COUNT_FIELDS: list[str] = [
+    "births",
+    "suspected_duplicates",
+    "consent_granted",
+    "live_births",
+    "fetal_deaths",
+    "low_birth_weight",
+    "known_birth_weight",
+    "preterm",
+    "known_gestational_age",
+    "apgar5_below_7",
+    "known_apgar5",
+]

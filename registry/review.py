@@ -21,6 +21,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
+from registry.counts import counts_kept
 from registry.locks import lock_practice
 from registry.matching import match_keys_forget
 from registry.models import Record, RecordVersion, ReviewDecision
@@ -117,9 +118,7 @@ def _decide(
 ) -> ReviewDecision:
     now = timezone.now()
     record.updated_at = now
-    record.save(
-        update_fields=["voided", "voided_at", "suspected_duplicate", "merged_into", "updated_at"]
-    )
+    _save_counted(record)
     RecordVersion.objects.create(
         record=record,
         version=record.version,
@@ -137,6 +136,20 @@ def _decide(
         record_version=record.version,
         note=note.strip(),
     )
+
+
+def _save_counted(record: Record) -> None:
+    """Save the decision's change; the statistics' counts follow in the same transaction."""
+    with counts_kept(practice_id=record.practice_id, record_ids=[record.pk]):
+        record.save(
+            update_fields=[
+                "voided",
+                "voided_at",
+                "suspected_duplicate",
+                "merged_into",
+                "updated_at",
+            ]
+        )
 
 
 def _snapshot(record: Record, action: str) -> dict[str, Any]:

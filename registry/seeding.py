@@ -30,6 +30,7 @@ import orjson
 from django.db import connection, transaction
 from psycopg import sql
 
+from registry.counts import counts_rebuild
 from registry.matching import digest
 from registry.models import (
     Attendance,
@@ -105,10 +106,9 @@ def seed_registry(
 
 
 def seeding_finished(*, practices: Sequence[Practice]) -> None:
-    """The hook after seeding: derived tables built from the seeded records go here.
-
-    (Per-practice-year counts, once they are kept, are rebuilt here for ``practices``.)
-    """
+    """Derived tables built from the seeded records: the statistics' kept counts."""
+    for practice in practices:
+        counts_rebuild(practice_id=practice.pk)
 
 
 # --- One practice ---------------------------------------------------------------------------------
@@ -181,7 +181,8 @@ def _seed_practice(
         voided = not flagged and rng.random() < 0.01
         record_id = uuid.UUID(int=rng.getrandbits(128), version=4)
         _record(rows, practice, record_id, n, born, fingerprint, order, flagged, voided, rng)
-        rows.attendances.append((record_id, rng.choice(providers), "attended"))
+        provider, role = rng.choice(providers)
+        rows.attendances.append((record_id, provider, "attended", role))
         previous = (fingerprint, order)
         seeded.records += 1
         seeded.flagged += flagged
@@ -252,7 +253,7 @@ def _fingerprint(practice_id: int, n: int) -> str:
     return hashlib.sha256(f"seed/{practice_id}/{n}".encode()).hexdigest()
 
 
-def _providers(practice: Practice) -> list[int]:
+def _providers(practice: Practice) -> list[tuple[int, str]]:
     made = Provider.objects.bulk_create(
         Provider(
             practice=practice,
@@ -262,13 +263,13 @@ def _providers(practice: Practice) -> list[int]:
         )
         for i in range(PROVIDERS_PER_PRACTICE)
     )
-    return [p.pk for p in made]
+    return [(p.pk, p.role) for p in made]
 
 
 def _flush(rows: _Rows) -> None:
     _copy(Record, RECORD_COLUMNS, rows.records)
     _copy(Child, CHILD_COLUMNS, rows.children)
-    _copy(Attendance, ["record_id", "provider_id", "kind"], rows.attendances)
+    _copy(Attendance, ["record_id", "provider_id", "kind", "role"], rows.attendances)
     _copy(RecordVersion, ["record_id", "version", "change", "values", "created_at"], rows.versions)
     _copy(MatchKey, ["record_id", "practice_id", "fingerprint", "time", "birth_order"], rows.keys)
 

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet, Sum
 from django.db.models.expressions import RawSQL
 
+from registry.benchmarks import FIGURES, Cell, benchmarks, trend
+from registry.counts import ALL, ATTENDANT_ROLES, year_cells
 from registry.matching import (
     NO_KEYS,
     Resemblance,
@@ -19,11 +21,12 @@ from registry.matching import (
     stored_keys,
 )
 from registry.models import (
+    COUNT_FIELDS,
     Attendance,
+    BirthCount,
     Child,
     Membership,
     Practice,
-    Provider,
     Record,
     ReviewDecision,
 )
@@ -124,20 +127,6 @@ def review_decisions_for(*, record: Record) -> QuerySet[ReviewDecision]:
 
 # --- Statistics --------------------------------------------------------------------------------
 
-# Spec 2.3: role "other" is excluded from attendant-type benchmarks.
-ATTENDANT_ROLES: list[str] = [
-    role.value
-    for role in (
-        Provider.Role.MIDWIFE,
-        Provider.Role.DOULA,
-        Provider.Role.NURSE,
-        Provider.Role.ASSISTANT,
-    )
-]
-LOW_BIRTH_WEIGHT_GRAMS = 2500
-PRETERM_WEEKS = 37
-LOW_APGAR = 7
-
 
 @dataclass(frozen=True)
 class RateDefinition:
@@ -198,87 +187,25 @@ def stats_for_practice(
     """The practice's figures over its non-voided records, overall and per attendant role.
 
     ``year_from``/``year_to`` (inclusive) filter on the record's birth year; with either set,
-    records without a known birth year are left out. The database counts everything in four
-    aggregate queries, whatever the number of records; rates are worked out here from those
-    counts, and are ``None`` when there is nothing to divide by.
+    records without a known birth year are left out. The figures are sums of the counts kept
+    as records change (:mod:`registry.counts`): one small query, however many records.
+    Rates are worked out here from those counts, and are ``None`` with nothing to divide by.
     """
-
-    def live_records(prefix: str = "") -> Q:
-        conditions: dict[str, Any] = {f"{prefix}practice": practice, f"{prefix}voided": False}
-        if year_from is not None:
-            conditions[f"{prefix}birth_year__gte"] = year_from
-        if year_to is not None:
-            conditions[f"{prefix}birth_year__lte"] = year_to
-        return Q(**conditions)
-
-    overall = Record.objects.filter(live_records()).aggregate(**_record_counts("", "id"))
-    overall |= Child.objects.filter(live_records("record__")).aggregate(**_child_counts())
-    per_role: dict[str, dict[str, int]] = {}
-    # A record attended by a midwife and a nurse counts for both; one attended by two
-    # midwives counts once for midwives: hence the distinct counts.
-    attended = Attendance.objects.filter(live_records("record__"), _attended_by_benchmarked_role())
-    for row in attended.values("provider__role").annotate(
-        **_record_counts("record__", "record", distinct=True)
-    ):
+    cells = BirthCount.objects.filter(year_cells(year_from, year_to), practice=practice)
+    per_group: dict[str, dict[str, int]] = {}
+    for row in cells.values("group").annotate(**{name: Sum(name) for name in COUNT_FIELDS}):
         counts: dict[str, Any] = dict(row)
-        per_role[counts.pop("provider__role")] = counts
-    children = Child.objects.filter(
-        live_records("record__"), _attended_by_benchmarked_role("record__attendances__")
-    )
-    for child_row in children.values("record__attendances__provider__role").annotate(
-        **_child_counts(distinct=True)
-    ):
-        counts = dict(child_row)
-        per_role.setdefault(counts.pop("record__attendances__provider__role"), {}).update(counts)
+        per_group[counts.pop("group")] = counts
     return {
         "practice": practice.slug,
         "year_from": year_from,
         "year_to": year_to,
-        **_figures(overall),
-        "by_attendant_role": {role: _figures(per_role.get(role, {})) for role in ATTENDANT_ROLES},
+        **_figures(per_group.get(ALL, {})),
+        "by_attendant_role": {role: _figures(per_group.get(role, {})) for role in ATTENDANT_ROLES},
         "definitions": {
             rate.name: {"numerator": rate.numerator_is, "denominator": rate.denominator_is}
             for rate in RATES
         },
-    }
-
-
-def _attended_by_benchmarked_role(prefix: str = "") -> Q:
-    return Q(
-        **{
-            f"{prefix}kind": Attendance.Kind.ATTENDED,
-            f"{prefix}provider__role__in": ATTENDANT_ROLES,
-        }
-    )
-
-
-def _record_counts(prefix: str, field: str, distinct: bool = False) -> dict[str, Count]:
-    return {
-        "births": Count(field, distinct=distinct),
-        "suspected_duplicates": Count(
-            field, distinct=distinct, filter=Q(**{f"{prefix}suspected_duplicate": True})
-        ),
-        "consent_granted": Count(
-            field, distinct=distinct, filter=Q(**{f"{prefix}consent_granted": True})
-        ),
-    }
-
-
-def _child_counts(distinct: bool = False) -> dict[str, Count]:
-    live = Q(outcome=Child.Outcome.LIVE_BIRTH)
-
-    def count(condition: Q) -> Count:
-        return Count("id", distinct=distinct, filter=condition)
-
-    return {
-        "live_births": count(live),
-        "fetal_deaths": count(Q(outcome=Child.Outcome.FETAL_DEATH)),
-        "low_birth_weight": count(live & Q(birth_weight_grams__lt=LOW_BIRTH_WEIGHT_GRAMS)),
-        "known_birth_weight": count(live & Q(birth_weight_grams__isnull=False)),
-        "preterm": count(live & Q(gestational_age_weeks__lt=PRETERM_WEEKS)),
-        "known_gestational_age": count(live & Q(gestational_age_weeks__isnull=False)),
-        "apgar5_below_7": count(live & Q(apgar_5__lt=LOW_APGAR)),
-        "known_apgar5": count(live & Q(apgar_5__isnull=False)),
     }
 
 
@@ -336,3 +263,67 @@ def review_queue_size(
     queue = review_queue(user=user, practice=practice)
     counted = queue.order_by().values("id")[: cap + 1].count()
     return QueueSize(min(counted, cap), counted > cap)
+
+
+# --- Benchmarks --------------------------------------------------------------------------------
+
+# The counts the benchmarked figures divide (registry.benchmarks.FIGURES).
+BENCHMARK_COUNTS: list[str] = sorted(
+    {name for figure in FIGURES for name in (figure.numerator, figure.denominator)}
+)
+
+
+def benchmarks_for_practice(
+    *, practice: Practice, year_from: int | None = None, year_to: int | None = None
+) -> dict[str, Any]:
+    """``benchmarks`` and ``trend``: the practice beside the whole registry, per role.
+
+    Two queries over the kept counts (a few rows per practice, birth year and group): the
+    cells of the range with the viewer's and the other practices' counts, and how many
+    other practices contribute over the whole range. What may be shown is decided by the
+    pure rules of :mod:`registry.benchmarks`.
+    """
+    rows = BirthCount.objects.filter(year_cells(year_from, year_to))
+    cells = _benchmark_cells(rows, practice)
+    years = {year for _, year in cells}
+    return {
+        "benchmarks": benchmarks(
+            cells=cells,
+            years=years,
+            contributors=_contributors(rows.exclude(practice=practice)),
+            roles=ATTENDANT_ROLES,
+        ),
+        "trend": trend(cells=cells, years=years, roles=ATTENDANT_ROLES),
+    }
+
+
+def _benchmark_cells(rows: QuerySet[BirthCount], practice: Practice) -> dict[tuple[str, int], Cell]:
+    own, others = Q(practice=practice), ~Q(practice=practice)
+    sums: dict[str, Any] = {}
+    for name in BENCHMARK_COUNTS:
+        sums[f"own__{name}"] = Sum(name, filter=own, default=0)
+        sums[f"others__{name}"] = Sum(name, filter=others, default=0)
+        sums[f"contributors__{name}"] = Count("id", filter=others & Q(**{f"{name}__gt": 0}))
+    cells = {}
+    for row in rows.values("group", "birth_year").annotate(**sums):
+        parts: dict[str, dict[str, int]] = {"own": {}, "others": {}, "contributors": {}}
+        values: dict[str, Any] = dict(row)
+        for key, value in values.items():
+            side, _, name = key.partition("__")
+            if name:
+                parts[side][name] = value
+        cells[(values["group"], values["birth_year"])] = Cell(**parts)
+    return cells
+
+
+def _contributors(rows: QuerySet[BirthCount]) -> dict[tuple[str, str], int]:
+    """(group, count) -> how many of these practices have a non-zero count in the range."""
+    counts = {
+        name: Count("practice", distinct=True, filter=Q(**{f"{name}__gt": 0}))
+        for name in BENCHMARK_COUNTS
+    }
+    result: dict[tuple[str, str], int] = {}
+    for row in rows.values("group").annotate(**counts):
+        values: dict[str, Any] = dict(row)
+        result |= {(values["group"], name): values[name] for name in BENCHMARK_COUNTS}
+    return result

@@ -18,10 +18,17 @@ from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
+from registry.benchmark_charts import benchmark_charts, trend_charts
 from registry.charts import BarChart, BarRow, count_bar, is_unreliable, rate_bar
 from registry.models import Membership, Provider
 from registry.navigation import may_use_settings, review_queue_url
-from registry.selectors import ATTENDANT_ROLES, RATES, may_review, stats_for_practice
+from registry.selectors import (
+    ATTENDANT_ROLES,
+    RATES,
+    benchmarks_for_practice,
+    may_review,
+    stats_for_practice,
+)
 from registry.settings_area import (
     PRACTICE_PARAM,
     PracticeNotChosen,
@@ -65,8 +72,11 @@ def statistics_page(request: HttpRequest, membership: Membership) -> HttpRespons
     if not form.is_valid():
         return render(request, "settings/statistics.html", context, status=400)
     stats = stats_for_practice(practice=membership.practice, **form.years())
+    compared = benchmarks_for_practice(practice=membership.practice, **form.years())
     query = _query(membership, form)
     context |= {
+        "benchmark_charts": benchmark_charts(compared),
+        "trend_charts": trend_charts(compared),
         "stats": stats,
         "headline": _headline(stats),
         "rate_charts": [_rate_chart(stats, rate) for rate in RATES],
@@ -126,6 +136,7 @@ def statistics_json(request: HttpRequest, membership: Membership) -> HttpRespons
     if not form.is_valid():
         return _json_error(400, "Invalid year range.", errors=form.errors.get_json_data())
     stats = stats_for_practice(practice=membership.practice, **form.years())
+    stats |= benchmarks_for_practice(practice=membership.practice, **form.years())
     return JsonResponse(stats, json_dumps_params={"indent": 2})
 
 
@@ -142,15 +153,65 @@ def statistics_csv(request: HttpRequest, membership: Membership) -> HttpResponse
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{_csv_name(stats)}"'
     writer = csv.writer(response)
-    writer.writerow(
-        ["practice", "year_from", "year_to", "group", "figure", "value", "numerator", "denominator"]
-    )
+    writer.writerow(CSV_HEADER)
+    head = [stats["practice"], stats["year_from"] or "", stats["year_to"] or ""]
     for group, figures in [("all", stats), *stats["by_attendant_role"].items()]:
         for row in _csv_rows(figures):
-            writer.writerow(
-                [stats["practice"], stats["year_from"] or "", stats["year_to"] or "", group, *row]
-            )
+            writer.writerow([*head, group, *row, "practice", "", "", "", ""])
+    compared = benchmarks_for_practice(practice=membership.practice, **form.years())
+    for row in benchmark_csv_rows(compared):
+        writer.writerow([*head, *row])
     return response
+
+
+CSV_HEADER = [
+    "practice",
+    "year_from",
+    "year_to",
+    "group",
+    "figure",
+    "value",
+    "numerator",
+    "denominator",
+    # The benchmarks' rows: whose figure, for which birth year (trend), and how it may be read.
+    "source",
+    "year",
+    "practices",
+    "unreliable",
+    "suppressed",
+]
+
+
+def benchmark_csv_rows(compared: dict[str, Any]) -> list[list[Any]]:
+    """``benchmark.<figure>`` rows per role and side, then ``trend.<figure>`` rows per year."""
+    rows = []
+    for role, figures in compared["benchmarks"].items():
+        for name, sides in figures.items():
+            for source, side in sides.items():
+                rows.append([role, f"benchmark.{name}", *_side_cells(source, "", side)])
+    for role, figures in compared["trend"].items():
+        for name, points in figures.items():
+            for point in points:
+                for source in ("practice", "registry"):
+                    cells = _side_cells(source, point["year"], point[source])
+                    rows.append([role, f"trend.{name}", *cells])
+    return rows
+
+
+def _side_cells(source: str, year: int | str, side: dict[str, Any]) -> list[Any]:
+    if "suppressed" in side:
+        return ["", "", "", source, year, "", "", side["suppressed"]]
+    rate = "" if side["rate"] is None else side["rate"]
+    return [
+        rate,
+        side["numerator"],
+        side["denominator"],
+        source,
+        year,
+        side.get("practices", ""),
+        str(side["unreliable"]).lower(),
+        "",
+    ]
 
 
 def _csv_rows(figures: dict[str, Any]) -> list[list[Any]]:

@@ -7,10 +7,12 @@ figure needs, so each test reads as its own arithmetic.
 from __future__ import annotations
 
 import hashlib
+from uuid import uuid4
 
 import factory
 from django.contrib.auth.models import User
 
+from registry.counts import counts_kept
 from registry.matching import match_keys, match_keys_write
 from registry.models import Attendance, Child, Membership, Practice, Provider, Record
 
@@ -77,6 +79,7 @@ def birth(
     ``attended_by`` and ``present`` name provider roles; each gets a provider of its own.
     A live record gets its match keys, with no times or orders (``child_keys`` may give each
     child's ``(time key, declared order)``): records sharing a fingerprint resemble.
+    The statistics' counts (:mod:`registry.counts`) take the record in, as the pipeline does.
     """
     child_keys = record_fields.pop("child_keys", None)
     child_fields = {
@@ -86,16 +89,19 @@ def birth(
     }
     for key in child_fields:
         record_fields.pop(f"child__{key}")
-    record = RecordFactory(practice=practice, **record_fields)
-    for order in range(1, children + 1):
-        ChildFactory(record=record, birth_order=order, **child_fields)
-    for kind, roles in (
-        (Attendance.Kind.ATTENDED, attended_by),
-        (Attendance.Kind.PRESENT, present),
-    ):
-        for role in roles:
-            provider = ProviderFactory(practice=practice, role=role)
-            Attendance.objects.create(record=record, provider=provider, kind=kind)
+    record_id = record_fields.pop("id", None) or uuid4()
+    # As every writer of records does, so the statistics' counts include it.
+    with counts_kept(practice_id=practice.pk, record_ids=[record_id]):
+        record = RecordFactory(id=record_id, practice=practice, **record_fields)
+        for order in range(1, children + 1):
+            ChildFactory(record=record, birth_order=order, **child_fields)
+        for kind, roles in (
+            (Attendance.Kind.ATTENDED, attended_by),
+            (Attendance.Kind.PRESENT, present),
+        ):
+            for role in roles:
+                provider = ProviderFactory(practice=practice, role=role)
+                Attendance.objects.create(record=record, provider=provider, kind=kind, role=role)
     if not record.voided:
         keys = match_keys(record.fingerprint, child_keys or [(None, None)] * children)
         match_keys_write(practice_id=practice.pk, keys={record.pk: keys})

@@ -106,6 +106,7 @@ def test_a_reviewer_reads_the_statistics_and_resolves_a_duplicate_in_a_browser(
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("heading", name="Statistics", exact=True).wait_for()
+    page.wait_for_load_state()  # the heading shows before the whole page is parsed
     assert page.get_by_role("link", name="Statistics").get_attribute("aria-current") == "page"
     assert page.get_by_role("figure", name="Low birth weight (under 2,500 g)").is_visible()
     assert page.get_by_test_id("chart").count() == 5

@@ -1,0 +1,130 @@
+"""The benchmarks as charts: HTML bars, the practice beside the registry, that reflow to any width.
+
+The geometry only (a bar's length as a share of the chart's scale, the words beside it);
+what may be shown was decided by :mod:`registry.benchmarks`. ``templates/settings/
+_benchmarks.html`` renders these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from registry.benchmarks import FIGURES, FIGURES_BY_NAME, TREND_FIGURES, UNRELIABLE_BELOW
+from registry.models import Provider
+from registry.selectors import RATES
+
+NICE_SCALES = [0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 0.75, 1.0]
+DESCRIPTIONS = {rate.counts_key: (rate.numerator_is, rate.denominator_is) for rate in RATES}
+DESCRIPTIONS["births"] = ("births attended by at least one provider of the role", "all births")
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One side of a comparison: its length (% of the scale) and what it says, or why not."""
+
+    who: str
+    text: str
+    length: float
+    unreliable: bool = False
+    suppressed: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return not self.suppressed and self.text == "no data"
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    practice: Bar
+    registry: Bar
+
+
+@dataclass(frozen=True)
+class Chart:
+    name: str
+    title: str
+    description: str
+    scale: str  # the value a full bar stands for
+    rows: list[Row]
+
+
+def benchmark_charts(compared: dict[str, Any]) -> list[Chart]:
+    """A chart per figure: a row per attendant role, the practice's bar over the registry's."""
+    charts = []
+    for figure in FIGURES:
+        sides = [compared["benchmarks"][role][figure.name] for role in compared["benchmarks"]]
+        scale = _scale(sides)
+        rows = [
+            Row(_role_label(role), *_bars(compared["benchmarks"][role][figure.name], scale))
+            for role in compared["benchmarks"]
+        ]
+        description = _description(figure.name)
+        charts.append(Chart(figure.name, figure.label, description, _pct(scale), rows))
+    return charts
+
+
+def trend_charts(compared: dict[str, Any]) -> list[Chart]:
+    """Per role the practice has figures for, a chart per trend figure: a row per birth year."""
+    charts = []
+    for role, figures in compared["trend"].items():
+        for name in TREND_FIGURES:
+            points = figures[name]
+            if not any(_has_data(point) for point in points):
+                continue
+            scale = _scale(points)
+            rows = [Row(str(point["year"]), *_bars(point, scale)) for point in points]
+            title = f"{FIGURES_BY_NAME[name].label} · {_role_label(role)}"
+            charts.append(Chart(f"{role}-{name}", title, _description(name), _pct(scale), rows))
+    return charts
+
+
+def _has_data(point: dict[str, Any]) -> bool:
+    """A trend compares the practice with the registry: nothing to compare without its own."""
+    return bool(point["practice"]["denominator"])
+
+
+def _bars(sides: dict[str, Any], scale: float) -> tuple[Bar, Bar]:
+    practice, registry = sides["practice"], sides["registry"]
+    return _bar("Your practice", practice, scale), _bar("Registry", registry, scale)
+
+
+def _bar(who: str, side: dict[str, Any], scale: float) -> Bar:
+    if "suppressed" in side:
+        return Bar(who, "not shown", 0.0, suppressed=side["suppressed"])
+    if side["rate"] is None:
+        return Bar(who, "no data", 0.0)
+    text = f"{side['rate']:.1%} ({side['numerator']:,} of {side['denominator']:,})"
+    if "practices" in side:
+        text += f", {side['practices']} practices"
+    length = round(min(side["rate"] / scale, 1.0) * 100, 1)
+    return Bar(who, text, length, unreliable=side["unreliable"])
+
+
+def _scale(comparisons: list[dict[str, Any]]) -> float:
+    """The smallest round rate at or above every rate shown, so small rates stay visible."""
+    rates = [
+        side["rate"]
+        for comparison in comparisons
+        for side in (comparison["practice"], comparison["registry"])
+        if side.get("rate") is not None
+    ]
+    largest = max(rates, default=0.0)
+    return next((nice for nice in NICE_SCALES if nice >= largest), 1.0)
+
+
+def _pct(scale: float) -> str:
+    return f"{scale:.0%}"
+
+
+def _description(name: str) -> str:
+    numerator, denominator = DESCRIPTIONS[name]
+    return f"{numerator[0].upper()}{numerator[1:]}, out of {denominator}."
+
+
+def _role_label(role: str) -> str:
+    return str(Provider.Role(role).label)
+
+
+UNRELIABLE_NOTE = f"fewer than {UNRELIABLE_BELOW} in the denominator: read with care"

@@ -1,0 +1,314 @@
+"""The statistics' counts, kept as records change: what a record contributes, and the upsert.
+
+A page never counts records. Each live record contributes to the :class:`BirthCount` rows of
+its practice, birth year (0 when unknown) and groups (``all``, and each benchmarked role of
+those who attended it). Whoever changes records wraps the change in :func:`counts_kept`,
+which reads the records' :class:`Facts` before and after and writes the difference, in the
+same transaction (ingestion, amendment, retraction, review decisions). So the counts are
+never stale, and :func:`counts_recount` (plain SQL over the records) must always equal them:
+``manage.py recount_statistics --check`` says whether it does.
+
+The definitions live here twice on purpose, as Python (:func:`contribution`) and as SQL
+(:data:`RECOUNT_SQL`); the tests hold them equal over random histories.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from django.db import connection, transaction
+from django.db.models import Q
+
+from registry.locks import lock_practice
+from registry.models import COUNT_FIELDS, Attendance, BirthCount, Child, Provider, Record
+
+# Spec 2.3: role "other" is excluded from attendant-type benchmarks.
+ATTENDANT_ROLES: list[str] = [
+    role.value
+    for role in (
+        Provider.Role.MIDWIFE,
+        Provider.Role.DOULA,
+        Provider.Role.NURSE,
+        Provider.Role.ASSISTANT,
+    )
+]
+ALL = BirthCount.ALL
+GROUPS: list[str] = [ALL, *ATTENDANT_ROLES]
+UNKNOWN_YEAR = 0
+LOW_BIRTH_WEIGHT_GRAMS = 2500
+PRETERM_WEEKS = 37
+LOW_APGAR = 7
+
+Cell = tuple[int, str]  # (birth year or 0, group)
+Counts = tuple[int, ...]  # in COUNT_FIELDS order
+Tally = dict[Cell, Counts]
+
+
+@dataclass(frozen=True)
+class ChildFacts:
+    outcome: str
+    birth_weight_grams: int | None
+    gestational_age_weeks: int | None
+    apgar_5: int | None
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a stored record contributes to the statistics, read from its rows."""
+
+    birth_year: int | None
+    voided: bool
+    suspected_duplicate: bool
+    consent_granted: bool
+    children: tuple[ChildFacts, ...] = ()
+    roles: frozenset[str] = frozenset()  # benchmarked roles of those who attended
+
+
+def contribution(facts: Facts) -> Tally:
+    """The counts a record adds to each of its cells; nothing when it is voided."""
+    if facts.voided:
+        return {}
+    counts = _record_counts(facts)
+    year = facts.birth_year or UNKNOWN_YEAR
+    return {(year, group): counts for group in (ALL, *sorted(facts.roles))}
+
+
+def _record_counts(facts: Facts) -> Counts:
+    live = [c for c in facts.children if c.outcome == Child.Outcome.LIVE_BIRTH]
+
+    def known(values: Iterable[int | None]) -> list[int]:
+        return [value for value in values if value is not None]
+
+    weights = known(c.birth_weight_grams for c in live)
+    weeks = known(c.gestational_age_weeks for c in live)
+    apgars = known(c.apgar_5 for c in live)
+    by_name = {
+        "births": 1,
+        "suspected_duplicates": int(facts.suspected_duplicate),
+        "consent_granted": int(facts.consent_granted),
+        "live_births": len(live),
+        "fetal_deaths": sum(c.outcome == Child.Outcome.FETAL_DEATH for c in facts.children),
+        "low_birth_weight": sum(w < LOW_BIRTH_WEIGHT_GRAMS for w in weights),
+        "known_birth_weight": len(weights),
+        "preterm": sum(w < PRETERM_WEEKS for w in weeks),
+        "known_gestational_age": len(weeks),
+        "apgar5_below_7": sum(a < LOW_APGAR for a in apgars),
+        "known_apgar5": len(apgars),
+    }
+    return tuple(by_name[name] for name in COUNT_FIELDS)
+
+
+def tally_of(facts: Iterable[Facts], *, sign: int = 1, into: Tally | None = None) -> Tally:
+    """The sum of the records' contributions (``sign=-1`` takes them out)."""
+    total: Tally = into if into is not None else {}
+    for one in facts:
+        for cell, counts in contribution(one).items():
+            before = total.get(cell, (0,) * len(COUNT_FIELDS))
+            total[cell] = tuple(b + sign * c for b, c in zip(before, counts, strict=True))
+    return total
+
+
+def year_cells(year_from: int | None, year_to: int | None) -> Q:
+    """The cells of an inclusive range of birth years; with either bound, no unknown year."""
+    condition = Q()
+    if year_from is not None:
+        condition &= Q(birth_year__gte=year_from)
+    if year_to is not None:
+        condition &= Q(birth_year__lte=year_to) & ~Q(birth_year=UNKNOWN_YEAR)
+    return condition
+
+
+# --- Reading facts ------------------------------------------------------------------------------
+
+
+def facts_load(record_ids: Iterable[UUID]) -> dict[UUID, Facts]:
+    """The stored facts of these records (those that exist), in at most three queries."""
+    ids = list(record_ids)
+    if not ids:
+        return {}
+    rows = Record.objects.filter(id__in=ids).values_list(
+        "id", "birth_year", "voided", "suspected_duplicate", "consent_granted"
+    )
+    records = {row[0]: row[1:] for row in rows}
+    live = [record_id for record_id, row in records.items() if not row[1]]
+    children: dict[UUID, list[ChildFacts]] = defaultdict(list)
+    roles: dict[UUID, set[str]] = defaultdict(set)
+    if live:
+        for record_id, outcome, weight, weeks, apgar in Child.objects.filter(
+            record_id__in=live
+        ).values_list(
+            "record_id", "outcome", "birth_weight_grams", "gestational_age_weeks", "apgar_5"
+        ):
+            children[record_id].append(ChildFacts(outcome, weight, weeks, apgar))
+        for record_id, role in Attendance.objects.filter(
+            record_id__in=live, kind=Attendance.Kind.ATTENDED, role__in=ATTENDANT_ROLES
+        ).values_list("record_id", "role"):
+            roles[record_id].add(role)
+    return {
+        record_id: Facts(
+            birth_year=year,
+            voided=voided,
+            suspected_duplicate=flagged,
+            consent_granted=consent,
+            children=tuple(children[record_id]),
+            roles=frozenset(roles[record_id]),
+        )
+        for record_id, (year, voided, flagged, consent) in records.items()
+    }
+
+
+@contextmanager
+def counts_kept(
+    *, practice_id: int, record_ids: Iterable[UUID], new_record_ids: Iterable[UUID] = ()
+) -> Iterator[None]:
+    """Around a change to these records of one practice: their old counts out, new ones in.
+
+    Must run inside the change's transaction, under the practice lock (as every writer of
+    records holds it), so counts and records commit or roll back together. Records the
+    change creates may be named in ``new_record_ids``: nothing to read before for them.
+    """
+    ids = list(record_ids)
+    new = set(new_record_ids)
+    before = facts_load(record_id for record_id in ids if record_id not in new)
+    yield
+    after = facts_load(ids)
+    delta = tally_of(before.values(), sign=-1)
+    counts_write(practice_id=practice_id, tally=tally_of(after.values(), into=delta))
+
+
+# --- Writing ------------------------------------------------------------------------------------
+
+
+def counts_write(*, practice_id: int, tally: Mapping[Cell, Counts]) -> None:
+    """Add ``tally`` (deltas, which may be negative) to the practice's counts, in one upsert."""
+    cells = sorted((cell, counts) for cell, counts in tally.items() if any(counts))
+    if not cells:
+        return
+    quote = connection.ops.quote_name
+    table = quote(BirthCount._meta.db_table)
+    columns = ["practice_id", "birth_year", quote("group"), *COUNT_FIELDS]
+    row = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    increments = ", ".join(f"{name} = {table}.{name} + EXCLUDED.{name}" for name in COUNT_FIELDS)
+    # Identifiers and placeholders only: every value travels as a parameter.
+    statement = (
+        f"INSERT INTO {table} ({', '.join(columns)}) "  # noqa: S608
+        f"VALUES {', '.join([row] * len(cells))} "
+        f"ON CONFLICT (practice_id, birth_year, {quote('group')}) DO UPDATE SET {increments}"
+    )
+    parameters: list[Any] = []
+    for (year, group), counts in cells:
+        parameters.extend([practice_id, year, group, *counts])
+    with connection.cursor() as cursor:
+        cursor.execute(statement, parameters)
+
+
+# --- Recount ------------------------------------------------------------------------------------
+
+# Every count from the records themselves, per practice, birth year and group: the same
+# definitions as contribution(). %(practice)s limits it to one practice (NULL: all).
+RECOUNT_SQL = f"""
+WITH live AS (
+    SELECT id, practice_id, COALESCE(birth_year, 0) AS birth_year,
+           CASE WHEN suspected_duplicate THEN 1 ELSE 0 END AS flagged,
+           CASE WHEN consent_granted THEN 1 ELSE 0 END AS consent
+    FROM registry_record
+    WHERE NOT voided AND (%(practice)s IS NULL OR practice_id = %(practice)s)
+),
+kids AS (
+    SELECT c.record_id,
+        SUM(CASE WHEN c.outcome = 'live_birth' THEN 1 ELSE 0 END) AS live_births,
+        SUM(CASE WHEN c.outcome = 'fetal_death' THEN 1 ELSE 0 END) AS fetal_deaths,
+        SUM(CASE WHEN c.outcome = 'live_birth'
+                  AND c.birth_weight_grams < {LOW_BIRTH_WEIGHT_GRAMS} THEN 1 ELSE 0 END)
+            AS low_birth_weight,
+        SUM(CASE WHEN c.outcome = 'live_birth'
+                  AND c.birth_weight_grams IS NOT NULL THEN 1 ELSE 0 END) AS known_birth_weight,
+        SUM(CASE WHEN c.outcome = 'live_birth'
+                  AND c.gestational_age_weeks < {PRETERM_WEEKS} THEN 1 ELSE 0 END) AS preterm,
+        SUM(CASE WHEN c.outcome = 'live_birth'
+                  AND c.gestational_age_weeks IS NOT NULL THEN 1 ELSE 0 END)
+            AS known_gestational_age,
+        SUM(CASE WHEN c.outcome = 'live_birth'
+                  AND c.apgar_5 < {LOW_APGAR} THEN 1 ELSE 0 END) AS apgar5_below_7,
+        SUM(CASE WHEN c.outcome = 'live_birth'
+                  AND c.apgar_5 IS NOT NULL THEN 1 ELSE 0 END) AS known_apgar5
+    FROM registry_child c JOIN live ON live.id = c.record_id
+    GROUP BY c.record_id
+),
+groups AS (
+    SELECT id AS record_id, '{ALL}' AS grp FROM live
+    UNION ALL
+    SELECT DISTINCT a.record_id, a.role
+    FROM registry_attendance a JOIN live ON live.id = a.record_id
+    WHERE a.kind = 'attended' AND a.role IN ({", ".join(f"'{r}'" for r in ATTENDANT_ROLES)})
+)
+SELECT live.practice_id, live.birth_year, groups.grp,
+    COUNT(*), SUM(live.flagged), SUM(live.consent),
+    COALESCE(SUM(kids.live_births), 0), COALESCE(SUM(kids.fetal_deaths), 0),
+    COALESCE(SUM(kids.low_birth_weight), 0), COALESCE(SUM(kids.known_birth_weight), 0),
+    COALESCE(SUM(kids.preterm), 0), COALESCE(SUM(kids.known_gestational_age), 0),
+    COALESCE(SUM(kids.apgar5_below_7), 0), COALESCE(SUM(kids.known_apgar5), 0)
+FROM live
+JOIN groups ON groups.record_id = live.id
+LEFT JOIN kids ON kids.record_id = live.id
+GROUP BY live.practice_id, live.birth_year, groups.grp
+"""  # noqa: S608 (constants only; the practice is a parameter)
+
+Key = tuple[int, int, str]  # (practice id, birth year, group)
+
+
+def counts_recount(*, practice_id: int | None = None) -> dict[Key, Counts]:
+    """Every non-zero cell counted afresh from the records (one SQL statement)."""
+    with connection.cursor() as cursor:
+        cursor.execute(RECOUNT_SQL, {"practice": practice_id})
+        return {
+            (row[0], row[1], row[2]): tuple(int(v) for v in row[3:]) for row in cursor.fetchall()
+        }
+
+
+def counts_stored(*, practice_id: int | None = None) -> dict[Key, Counts]:
+    """Every non-zero cell as kept in :class:`BirthCount`."""
+    rows = BirthCount.objects.all()
+    if practice_id is not None:
+        rows = rows.filter(practice_id=practice_id)
+    return {
+        (row[0], row[1], row[2]): tuple(row[3:])
+        for row in rows.values_list("practice_id", "birth_year", "group", *COUNT_FIELDS)
+        if any(row[3:])
+    }
+
+
+def counts_rebuild(*, practice_id: int) -> None:
+    """Replace the practice's counts by a recount, under its lock."""
+    with transaction.atomic():
+        lock_practice(practice_id)
+        BirthCount.objects.filter(practice_id=practice_id).delete()
+        counts = counts_recount(practice_id=practice_id)
+        BirthCount.objects.bulk_create(
+            BirthCount(
+                practice_id=practice,
+                birth_year=year,
+                group=group,
+                **dict(zip(COUNT_FIELDS, values, strict=True)),
+            )
+            for (practice, year, group), values in counts.items()
+        )
+
+
+def counts_differences(*, practice_id: int | None = None) -> dict[Key, tuple[Counts, Counts]]:
+    """The cells where the kept counts and a recount disagree: (kept, recounted)."""
+    kept, recounted = (
+        counts_stored(practice_id=practice_id),
+        counts_recount(practice_id=practice_id),
+    )
+    zero = (0,) * len(COUNT_FIELDS)
+    return {
+        key: (kept.get(key, zero), recounted.get(key, zero))
+        for key in kept.keys() | recounted.keys()
+        if kept.get(key, zero) != recounted.get(key, zero)
+    }

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from registry.counts import counts_differences, counts_rebuild
+from registry.models import Practice
+
+
+class Command(BaseCommand):
+    help = (
+        "Recount the statistics' kept counts from the records: recount_statistics [--check]. "
+        "With --check, change nothing and fail if any count differs from a recount."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--check", action="store_true", help="compare only; exit 1 on a difference"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        differences = counts_differences()
+        if options["check"]:
+            if differences:
+                raise CommandError(
+                    f"{len(differences)} kept count cell(s) differ from a recount "
+                    f"(practice ids {sorted({key[0] for key in differences})}); "
+                    "run recount_statistics without --check to rebuild them."
+                )
+            self.stdout.write("The kept counts equal a recount.")
+            return
+        for practice_id in Practice.objects.order_by("id").values_list("id", flat=True):
+            counts_rebuild(practice_id=practice_id)
+        self.stdout.write(f"Rebuilt the counts; {len(differences)} cell(s) had differed.")

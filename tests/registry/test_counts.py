@@ -1,0 +1,194 @@
+"""The kept counts (registry.counts) always equal a recount of the records."""
+
+from __future__ import annotations
+
+from itertools import count
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ingestion.apply import records_apply
+from ingestion.fhir import Child, CourseOfCare, Provider, Retraction
+from registry.counts import counts_differences, counts_recount, counts_stored
+from registry.models import BirthCount, Practice, Record
+from registry.review import ReviewError, record_keep, record_merge, record_void
+from registry.selectors import stats_for_practice
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ["midwife", "doula", "nurse", "assistant", "other"]
+_practices = count()
+
+
+def course(chart: str, **fields) -> CourseOfCare:
+    fields.setdefault("children", (Child(birth_order=1, outcome="live_birth", birth_year=2024),))
+    fields.setdefault("consent_granted", True)
+    fields.setdefault("fingerprint", None)
+    return CourseOfCare(reference="Bundle", external_record_id=chart, **fields)
+
+
+def apply(practice: Practice, *results) -> None:
+    records_apply(practice=practice, results=list(results), ingestion_id=None)
+
+
+@pytest.fixture
+def root(db) -> User:
+    return User.objects.create_superuser("root-counts", password="x")
+
+
+def test_ingestion_amendment_and_retraction_keep_the_counts_equal_to_a_recount(st_mary):
+    nurse = Provider(stable_id="N-1", role="nurse")
+    apply(st_mary, course("A", providers=(nurse,), attended_by=("N-1",)), course("B"))
+    assert counts_stored() == counts_recount()
+    assert stats_for_practice(practice=st_mary)["by_attendant_role"]["nurse"]["births"] == 1
+    apply(
+        st_mary,
+        course(
+            "A",
+            children=(Child(birth_order=1, outcome="live_birth", birth_year=2023),),
+            providers=(Provider(stable_id="N-1", role="midwife"),),
+            attended_by=("N-1",),
+        ),
+    )
+    assert counts_differences() == {}
+    by_role = stats_for_practice(practice=st_mary)["by_attendant_role"]
+    assert (by_role["nurse"]["births"], by_role["midwife"]["births"]) == (0, 1)
+    apply(st_mary, Retraction(reference="Bundle", external_record_id="B"))
+    assert counts_differences() == {}
+    assert stats_for_practice(practice=st_mary)["births"] == 1
+
+
+def test_a_later_change_of_a_providers_role_changes_no_past_count(st_mary):
+    apply(
+        st_mary,
+        course("A", providers=(Provider(stable_id="P", role="doula"),), attended_by=("P",)),
+    )
+    apply(
+        st_mary,
+        course("B", providers=(Provider(stable_id="P", role="nurse"),), attended_by=("P",)),
+    )
+    by_role = stats_for_practice(practice=st_mary)["by_attendant_role"]
+    assert (by_role["doula"]["births"], by_role["nurse"]["births"]) == (1, 1)
+    assert counts_differences() == {}
+
+
+def test_review_decisions_move_the_counts_in_the_same_transaction(st_mary, root):
+    apply(st_mary, course("A", fingerprint="f" * 64), course("B", fingerprint="f" * 64))
+    flagged = Record.objects.get(external_record_id="B")
+    assert stats_for_practice(practice=st_mary)["suspected_duplicates"] == 1
+    record_keep(record=flagged, by=root)
+    assert stats_for_practice(practice=st_mary)["suspected_duplicates"] == 0
+    record_merge(record=flagged, survivor=Record.objects.get(external_record_id="A"), by=root)
+    assert stats_for_practice(practice=st_mary)["births"] == 1
+    assert counts_differences() == {}
+
+
+def test_recount_statistics_check_finds_a_drift_and_a_rebuild_repairs_it(st_mary):
+    apply(st_mary, course("A"), course("B"))
+    call_command("recount_statistics", "--check")
+    BirthCount.objects.filter(practice=st_mary, group="all").update(births=7)
+    with pytest.raises(CommandError, match="differ from a recount"):
+        call_command("recount_statistics", "--check")
+    call_command("recount_statistics")
+    call_command("recount_statistics", "--check")
+    assert stats_for_practice(practice=st_mary)["births"] == 2
+
+
+# --- Random histories --------------------------------------------------------------------------
+
+years = st.one_of(st.none(), st.integers(2019, 2022))
+children = st.lists(
+    st.builds(
+        lambda outcome, year, weight, weeks, apgar: (outcome, year, weight, weeks, apgar),
+        st.sampled_from(["live_birth", "live_birth", "fetal_death"]),
+        years,
+        st.one_of(st.none(), st.integers(400, 4500)),
+        st.one_of(st.none(), st.integers(22, 42)),
+        st.one_of(st.none(), st.integers(0, 10)),
+    ),
+    min_size=0,
+    max_size=3,
+)
+submission = st.tuples(
+    st.just("submit"),
+    st.integers(0, 5),  # chart
+    children,
+    st.booleans(),  # consent
+    st.sampled_from([None, "a" * 64, "b" * 64]),  # fingerprint: shared ones flag duplicates
+    st.lists(st.tuples(st.integers(0, 3), st.sampled_from(ROLES)), max_size=3),  # providers
+    st.lists(st.integers(0, 3), max_size=3),  # attended by
+)
+operation = st.one_of(
+    submission,
+    st.lists(submission, min_size=2, max_size=3).map(lambda batch: ("batch", batch)),
+    st.tuples(st.just("retract"), st.integers(0, 5)),
+    st.tuples(st.sampled_from(["keep", "void", "merge"]), st.integers(0, 5), st.integers(0, 5)),
+)
+
+
+def _course(submit) -> CourseOfCare:
+    _, chart, kids, consent, fingerprint, providers, attended = submit
+    by_id = {
+        f"P{number}": Provider(stable_id=f"P{number}", role=role) for number, role in providers
+    }
+    return course(
+        f"C{chart}",
+        children=tuple(
+            Child(
+                birth_order=order,
+                outcome=outcome,
+                birth_year=year,
+                birth_weight_grams=weight,
+                gestational_age_weeks=weeks,
+                apgar_5=apgar,
+            )
+            for order, (outcome, year, weight, weeks, apgar) in enumerate(kids, start=1)
+        ),
+        consent_granted=consent,
+        fingerprint=fingerprint,
+        providers=tuple(by_id.values()),
+        attended_by=tuple(sorted({f"P{n}" for n in attended} & by_id.keys())),
+    )
+
+
+def _review(practice: Practice, action: str, chart: int, other: int, by: User) -> None:
+    records = Record.objects.filter(practice=practice)
+    record = records.filter(external_record_id=f"C{chart}").first()
+    survivor = records.filter(external_record_id=f"C{other}").first()
+    if record is None or (action == "merge" and survivor is None):
+        return
+    try:
+        if action == "keep":
+            record_keep(record=record, by=by)
+        elif action == "void":
+            record_void(record=record, by=by)
+        else:
+            record_merge(record=record, survivor=survivor, by=by)
+    except ReviewError:
+        pass  # a decision that does not apply changes nothing
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(history=st.lists(st.tuples(st.integers(0, 1), operation), min_size=1, max_size=12))
+def test_the_counts_equal_a_recount_after_any_history(root, history):
+    practices = [Practice.objects.create(slug=f"h-{next(_practices)}") for _ in range(2)]
+    for which, step in history:
+        practice = practices[which]
+        kind = step[0]
+        if kind == "submit":
+            apply(practice, _course(step))
+        elif kind == "batch":
+            apply(practice, *(_course(one) for one in step[1]))
+        elif kind == "retract":
+            apply(practice, Retraction(reference="Bundle", external_record_id=f"C{step[1]}"))
+        else:
+            _review(practice, kind, step[1], step[2], root)
+    for practice in practices:
+        assert counts_differences(practice_id=practice.pk) == {}
