@@ -31,6 +31,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from ingestion.apply import ChunkOutcome, records_apply
+from ingestion.faults import retry_transient
 from ingestion.fhir import Rejection, Result, map_batch_entry, map_single
 from ingestion.fhir import practice_fingerprint_key as derive_fingerprint_key
 from ingestion.fhir.outcome import error_outcome
@@ -103,6 +104,10 @@ def _sql(template: str) -> str:
 
 
 def _claim(ingestion_id: UUID) -> Claim | None:
+    return retry_transient(lambda: _claim_once(ingestion_id), what="claim")
+
+
+def _claim_once(ingestion_id: UUID) -> Claim | None:
     """Take the lease in one statement; None when finished or another worker holds it."""
     parameters = {
         "id": _db_uuid(ingestion_id),
@@ -154,11 +159,14 @@ def _process_chunks(claim: Claim, fingerprint_key: bytes) -> Step:
 
 
 def _next_staged(ingestion_id: UUID, *, after: int) -> Mapping[str, Any] | None:
-    return (
-        StagedChunk.objects.filter(ingestion_id=ingestion_id, seq__gt=after)
-        .order_by("seq")
-        .values("id", "seq", "first_index", "ciphertext")
-        .first()
+    return retry_transient(
+        lambda: (
+            StagedChunk.objects.filter(ingestion_id=ingestion_id, seq__gt=after)
+            .order_by("seq")
+            .values("id", "seq", "first_index", "ciphertext")
+            .first()
+        ),
+        what="reading a staged chunk",
     )
 
 
@@ -170,6 +178,13 @@ def _decrypt_and_map(claim: Claim, staged: Mapping[str, Any], key: bytes) -> lis
 
 
 def _apply_chunk(claim: Claim, staged: Mapping[str, Any], results: list[Result]) -> Step:
+    """Apply one mapped chunk, again if a transient error rolled it back."""
+    return retry_transient(
+        lambda: _apply_chunk_once(claim, staged, results), what=f"chunk {staged['seq']}"
+    )
+
+
+def _apply_chunk_once(claim: Claim, staged: Mapping[str, Any], results: list[Result]) -> Step:
     """Apply one mapped chunk with its receipt entries, and say what comes next."""
     with transaction.atomic():
         locked = (
