@@ -35,8 +35,10 @@ def process_ingestion(self: Task, ingestion_id: str) -> None:
 
 
 def _retry_or_fail(task: Task, ingestion_id: UUID) -> None:
+    # Only claims that applied nothing count: a crash after progress is not a failed attempt.
     attempts = (
-        Ingestion.objects.filter(id=ingestion_id).values_list("attempts", flat=True).first() or 0
+        Ingestion.objects.filter(id=ingestion_id).values_list("fruitless_claims", flat=True).first()
+        or 0
     )
     if attempts >= settings.REGISTRY_MAX_ATTEMPTS:
         ingestion_fail(

@@ -68,13 +68,13 @@ class Worker:
 
 @contextmanager
 def celery_worker(
-    tmp_path: Path, name: str, *, beat: bool = False, **environment: str
+    tmp_path: Path, name: str, *, beat: bool = False, app: str = "config", **environment: str
 ) -> Iterator[Worker]:
     log = tmp_path / f"{name}.log"
     command = [
         str(CELERY),
         "-A",
-        "config",
+        app,
         "worker",
         "--pool=solo",
         "--without-gossip",

@@ -114,3 +114,51 @@ def test_cancelled_statements_never_reject_a_valid_record(client, tmp_path):
     assert ingestion.status == Ingestion.Status.COMPLETED
     assert (ingestion.accepted_count, ingestion.rejected_count) == (1500, 0)
     assert Record.objects.count() == 1500
+
+
+def finished_or_dead(ingestion_id, worker):
+    def check():
+        ingestion = Ingestion.objects.get(id=ingestion_id)
+        return ingestion.finished or worker.process.poll() is not None
+
+    return check
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+@override_settings(REGISTRY_CHUNK_ENTRIES=10)
+def test_a_chunk_that_keeps_killing_the_worker_loses_only_the_crashing_entry(client, tmp_path):
+    """Each claim makes progress and then dies; the crashing entry is isolated and rejected."""
+    from registry.models import Practice
+
+    api = Api(client, mint(Practice.objects.create(slug="st-mary")), None)  # type: ignore[arg-type]
+    charts = [f"C-{i}" for i in range(60)]
+    charts[25] = "CRASH-ME"
+    courses = [course(chart, family=f"Family{letters(i)}") for i, chart in enumerate(charts)]
+    fast_recovery = {
+        "REGISTRY_LEASE_SECONDS": "1",
+        "REGISTRY_RECOVERY_INTERVAL_SECONDS": "0.5",
+        "REGISTRY_RECOVERY_GRACE_SECONDS": "1",
+    }
+    ingestion_id = uuid.UUID(ingestion_id_of(api.submit(batch(*courses))))
+    crashes = 0
+    for round_ in range(12):
+        with celery_worker(
+            tmp_path, f"crashing-{round_}", beat=True, app="tests.crashing_worker", **fast_recovery
+        ) as worker:
+            wait_for(finished_or_dead(ingestion_id, worker), message="a crash or the end")
+            crashes += worker.process.poll() is not None
+        if Ingestion.objects.get(id=ingestion_id).finished:
+            break
+    ingestion = Ingestion.objects.get(id=ingestion_id)
+    assert crashes >= 3
+    assert ingestion.status == Ingestion.Status.COMPLETED
+    assert (ingestion.accepted_count, ingestion.rejected_count) == (59, 1)
+    assert Record.objects.count() == 59
+    assert not Record.objects.filter(external_record_id="CRASH-ME").exists()
+    receipt = api.receipt(str(ingestion_id)).json()["outcome"]
+    accepted = [entry["reference"] for entry in receipt["accepted"]]
+    assert accepted == [f"Bundle.entry[{i}]" for i in range(60) if i != 25]
+    (rejected,) = receipt["rejected"]
+    assert rejected["reference"] == "Bundle.entry[25]"
+    assert rejected["operation_outcome"]["issue"][0]["code"] == "exception"
