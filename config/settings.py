@@ -185,6 +185,10 @@ REGISTRY_FHIR_VALIDATION = env.bool("REGISTRY_FHIR_VALIDATION", default=False)
 REGISTRY_RATE_LIMIT = "120/m"  # spec section 8: per key, per endpoint
 RATELIMIT_FAIL_OPEN = True
 REGISTRY_POLL_RETRY_AFTER_SECONDS = env.int("REGISTRY_POLL_RETRY_AFTER_SECONDS", default=2)
+# Retry-After of the 503 answered while the database cannot be reached.
+REGISTRY_UNAVAILABLE_RETRY_AFTER_SECONDS = env.int(
+    "REGISTRY_UNAVAILABLE_RETRY_AFTER_SECONDS", default=5
+)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "recover-ingestions": {
         "task": "ingestion.tasks.recover_ingestions",
@@ -252,7 +256,15 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # No traceback in any log: the kind of error and where, never its message (README).
+    "filters": {"kind_only": {"()": "config.logfilters.KindOnly"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["kind_only"],
+        }
+    },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},

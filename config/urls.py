@@ -5,6 +5,8 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from config.health import healthz
 
+handler500 = "config.errors.server_error"
+
 admin.site.site_header = "Birth registry administration"
 admin.site.site_url = "/settings/"
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
+from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -52,9 +54,26 @@ class RateLimited(FhirError):
         )
 
 
+class Unavailable(FhirError):
+    """The database cannot be reached: 503, ``transient``, with Retry-After (never a 500)."""
+
+    def __init__(self) -> None:
+        seconds = settings.REGISTRY_UNAVAILABLE_RETRY_AFTER_SECONDS
+        super().__init__(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "transient",
+            f"The registry's database cannot be reached just now; nothing was stored. "
+            f"Retry after {seconds} seconds.",
+            headers={"Retry-After": str(seconds)},
+        )
+
+
 def _outcome_for(exc: Exception) -> FhirError | None:
     if isinstance(exc, FhirError):
         return exc
+    if isinstance(exc, OperationalError | InterfaceError):
+        log.warning("database unavailable (%s): answering 503", type(exc).__name__)
+        return Unavailable()
     if isinstance(exc, exceptions.NotAuthenticated):
         return FhirError(
             401, "login", "Authentication required: send Authorization: Bearer <API key>."
