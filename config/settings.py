@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import environ
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from config.secrets import check_strength, generated_secrets, missing
 
@@ -129,8 +131,13 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "registry",
-            # Fail fast: a cache that hangs would hold every request hostage.
-            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+            # Fail fast: a cache that hangs would hold every request hostage. No retries:
+            # redis-py retries three times by default, four waits where one is enough.
+            "OPTIONS": {
+                "socket_connect_timeout": 0.5,
+                "socket_timeout": 0.5,
+                "retry": Retry(NoBackoff(), 0),
+            },
         }
     }
 else:
@@ -154,7 +161,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # re-enqueues whatever was not published.
 CELERY_TASK_PUBLISH_RETRY = True
 CELERY_TASK_PUBLISH_RETRY_POLICY = {
-    "max_retries": 2,
+    "max_retries": 1,
     "interval_start": 0,
     "interval_step": 0.2,
     "interval_max": 0.5,
@@ -162,8 +169,14 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
     "socket_connect_timeout": 1,
-    "socket_timeout": 5,
+    # Bounds a publish from a web request; the worker's BRPOP waits in its event loop.
+    "socket_timeout": 1,
+    "retry_on_timeout": False,
 }
+# A Redis result backend, should one be configured, gets the same bounds.
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 1
+CELERY_REDIS_SOCKET_TIMEOUT = 1
+CELERY_REDIS_RETRY_ON_TIMEOUT = False
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # --- The ingestion pipeline (README "Pipeline") ---------------------------------------------
@@ -184,6 +197,10 @@ REGISTRY_REQUEUE_AFTER_SECONDS = env.int("REGISTRY_REQUEUE_AFTER_SECONDS", defau
 REGISTRY_FHIR_VALIDATION = env.bool("REGISTRY_FHIR_VALIDATION", default=False)
 REGISTRY_RATE_LIMIT = "120/m"  # spec section 8: per key, per endpoint
 RATELIMIT_FAIL_OPEN = True
+# After a failed cache or broker call, skip that service for this long (config.breaker).
+REGISTRY_REDIS_BREAKER_SECONDS = env.float("REGISTRY_REDIS_BREAKER_SECONDS", default=5)
+# /healthz answers from a verdict at most this old, so pollers cost nothing in an outage.
+REGISTRY_HEALTH_VERDICT_SECONDS = env.float("REGISTRY_HEALTH_VERDICT_SECONDS", default=5)
 REGISTRY_POLL_RETRY_AFTER_SECONDS = env.int("REGISTRY_POLL_RETRY_AFTER_SECONDS", default=2)
 # Retry-After of the 503 answered while the database cannot be reached.
 REGISTRY_UNAVAILABLE_RETRY_AFTER_SECONDS = env.int(

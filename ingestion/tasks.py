@@ -9,6 +9,7 @@ from celery import Task, shared_task
 from django.conf import settings
 from django.utils import timezone
 
+from config.breaker import broker_breaker
 from ingestion.models import Ingestion
 from ingestion.pipeline import (
     ingestion_fail,
@@ -19,6 +20,10 @@ from ingestion.pipeline import (
 from ingestion.staging import UnreadablePayload
 
 log = logging.getLogger(__name__)
+
+
+class BrokerSkipped(Exception):
+    """Publishing was not tried: the broker failed a moment ago."""
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
@@ -63,14 +68,20 @@ def enqueue_submitted(ingestion_id: UUID) -> None:
 
     Setting it with the insert spares every submission a second write. If publishing fails
     (broker down), it is cleared, so the recovery picks the ingestion up after its grace
-    period; nothing is lost either way.
+    period; nothing is lost either way. While the broker breaker is open (it failed a
+    moment ago), publishing is not even tried.
     """
     try:
+        if broker_breaker.is_open:
+            raise BrokerSkipped
         process_ingestion.delay(str(ingestion_id))
-    except Exception:
+    except Exception as error:
         Ingestion.objects.filter(id=ingestion_id, status=Ingestion.Status.QUEUED).update(
             enqueued_at=None
         )
+        if isinstance(error, BrokerSkipped):
+            return
+        broker_breaker.trip(error)
         raise
 
 
