@@ -192,7 +192,9 @@ REGISTRY_ISOLATE_AFTER_CLAIMS = env.int("REGISTRY_ISOLATE_AFTER_CLAIMS", default
 REGISTRY_ENTRY_CRASH_LIMIT = env.int("REGISTRY_ENTRY_CRASH_LIMIT", default=2)
 REGISTRY_RECOVERY_INTERVAL_SECONDS = env.float("REGISTRY_RECOVERY_INTERVAL_SECONDS", default=30)
 REGISTRY_RECOVERY_GRACE_SECONDS = env.int("REGISTRY_RECOVERY_GRACE_SECONDS", default=30)
-REGISTRY_REQUEUE_AFTER_SECONDS = env.int("REGISTRY_REQUEUE_AFTER_SECONDS", default=600)
+# A queued ingestion no worker has claimed this long is published again (tasks are safe to
+# run twice): a web process that died between its commit and its publish costs 30 to 60 s.
+REGISTRY_REQUEUE_AFTER_SECONDS = env.int("REGISTRY_REQUEUE_AFTER_SECONDS", default=30)
 # Full fhir.resources validation of every course before mapping: for comparison only.
 REGISTRY_FHIR_VALIDATION = env.bool("REGISTRY_FHIR_VALIDATION", default=False)
 REGISTRY_RATE_LIMIT = "120/m"  # spec section 8: per key, per endpoint

@@ -85,6 +85,18 @@ def enqueue_submitted(ingestion_id: UUID) -> None:
         raise
 
 
+def republish_waiting(ingestion: Ingestion) -> None:
+    """A client retried with the ingestion's Idempotency-Key: if it is still queued (its
+    message may have been lost with a web process), publish it again. Safe to run twice;
+    a broker that is down only leaves it to the recovery."""
+    if ingestion.status != Ingestion.Status.QUEUED or broker_breaker.is_open:
+        return
+    try:
+        enqueue(ingestion.id)
+    except Exception as error:
+        broker_breaker.trip(error)
+
+
 @shared_task(ignore_result=True)
 def recover_ingestions() -> int:
     """Periodic (Celery beat): re-enqueue what a lost message or a dead worker left behind."""

@@ -19,7 +19,7 @@ from ingestion.api.ratelimit import enforce_rate_limit
 from ingestion.fhir.outcome import error_outcome
 from ingestion.models import Ingestion
 from ingestion.selectors import ingestion_get, ingestion_receipt
-from ingestion.services import ingestion_for_key, ingestion_submit
+from ingestion.services import ingestion_for_key, ingestion_retried, ingestion_submit
 from ingestion.submission import NotABundle, parse_submission
 from keys.authentication import ApiKeyAuthentication
 from keys.models import INGEST_READ, INGEST_WRITE, ApiKey
@@ -49,6 +49,7 @@ class SubmitBundleView(RegistryApiView):
         idempotency_key = _idempotency_key(request)
         earlier = ingestion_for_key(practice=practice, idempotency_key=idempotency_key)
         if earlier is not None:
+            ingestion_retried(ingestion=earlier)  # its message may have been lost: again
             return _accepted(request, earlier)  # a retry: the original answer, nothing new
         _check_content_type(request)
         body = _read_body(request)
