@@ -6,6 +6,7 @@ from typing import cast
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.http import StreamingHttpResponse
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import api_view, authentication_classes, permission_classes
@@ -18,6 +19,7 @@ from ingestion.api.errors import FhirError
 from ingestion.api.ratelimit import enforce_rate_limit
 from ingestion.fhir.outcome import error_outcome
 from ingestion.models import Ingestion
+from ingestion.receipt import receipt_stream
 from ingestion.selectors import ingestion_get, ingestion_receipt
 from ingestion.services import ingestion_for_key, ingestion_retried, ingestion_submit
 from ingestion.submission import NotABundle, parse_submission
@@ -73,7 +75,7 @@ class IngestionStatusView(RegistryApiView):
     required_scope = INGEST_READ
 
     @schema.status
-    def get(self, request: Request, ingestion: str) -> Response:
+    def get(self, request: Request, ingestion: str) -> Response | StreamingHttpResponse:
         enforce_rate_limit(request, group="status")
         found = ingestion_get(practice=self.practice(request), ingestion_id=ingestion)
         if found is None:
@@ -81,7 +83,14 @@ class IngestionStatusView(RegistryApiView):
         headers = {}
         if not found.finished:
             headers["Retry-After"] = str(settings.REGISTRY_POLL_RETRY_AFTER_SECONDS)
+        if found.finished:
+            return _streamed_receipt(found)
         return Response(ingestion_receipt(found), headers=headers, content_type="application/json")
+
+
+def _streamed_receipt(ingestion: Ingestion) -> StreamingHttpResponse:
+    """A finished receipt, written from the stored outcome rows in bounded memory."""
+    return StreamingHttpResponse(receipt_stream(ingestion), content_type="application/json")
 
 
 def _accepted(request: Request, ingestion: Ingestion) -> Response:
