@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ingestion.api import schema
+from ingestion.api.body import BodyTooLarge, is_chunked, read_chunked
 from ingestion.api.errors import FhirError
 from ingestion.api.ratelimit import enforce_rate_limit
 from ingestion.fhir.outcome import error_outcome
@@ -135,6 +136,11 @@ def _read_body(request: Request) -> bytes:
         f"The body is larger than the limit of {limit} bytes.",
         expression="Bundle",
     )
+    if is_chunked(request):
+        try:
+            return read_chunked(request, limit)
+        except BodyTooLarge:
+            raise too_large from None
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
