@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "registry",
     "keys",
     "ingestion",
@@ -89,6 +90,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: it answers a locked-out sign-in.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -247,6 +250,23 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Sign-in throttling (django-axes) on /accounts/login/ and /admin/login/: after
+# AXES_FAILURE_LIMIT failures, a username and (separately) a client address are locked out
+# for AXES_COOLOFF_TIME hours. Unlock: `manage.py axes_reset_username <name>`,
+# `manage.py axes_reset_ip <address>` or `manage.py axes_reset` (README "Members").
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_TIME", default=0.25)  # hours: 15 minutes
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+# Failed API authentications (401) per client address; past it, 429 before any key lookup.
+REGISTRY_AUTH_FAILURE_RATE = env.str("REGISTRY_AUTH_FAILURE_RATE", default="30/m")
+
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/settings/key/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"

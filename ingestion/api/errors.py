@@ -43,13 +43,16 @@ class FhirError(exceptions.APIException):
 
 
 class RateLimited(FhirError):
-    def __init__(self, retry_after: int) -> None:
+    def __init__(
+        self,
+        retry_after: int,
+        what: str = "at most 120 requests per minute per key for this endpoint",
+    ) -> None:
         seconds = max(1, retry_after)
         super().__init__(
             status.HTTP_429_TOO_MANY_REQUESTS,
             "throttled",
-            f"Rate limit exceeded: at most 120 requests per minute per key for this endpoint. "
-            f"Retry after {seconds} seconds.",
+            f"Rate limit exceeded: {what}. Retry after {seconds} seconds.",
             headers={"Retry-After": str(seconds)},
         )
 
@@ -109,4 +112,8 @@ def fhir_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     auth_header = getattr(exc, "auth_header", None)
     if auth_header and error.status_code == status.HTTP_401_UNAUTHORIZED:
         response["WWW-Authenticate"] = auth_header
+    if error.status_code == status.HTTP_401_UNAUTHORIZED and "request" in context:
+        from ingestion.api.ratelimit import count_auth_failure
+
+        count_auth_failure(context["request"])
     return response

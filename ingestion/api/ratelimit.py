@@ -41,3 +41,41 @@ def enforce_rate_limit(request: Request, *, group: str) -> None:
         return
     if usage is not None and usage["should_limit"]:
         raise RateLimited(retry_after=int(usage["time_left"]))
+
+
+AUTH_FAILURES = "registry.auth-failures"
+
+
+def _per_address(group: str, request: Request) -> str:
+    return str(request.META.get("REMOTE_ADDR", ""))
+
+
+def _auth_failures(request: Request, *, increment: bool) -> dict[str, object] | None:
+    if cache_breaker.is_open:
+        return None
+    try:
+        return get_usage(
+            request,
+            group=AUTH_FAILURES,
+            key=_per_address,
+            rate=settings.REGISTRY_AUTH_FAILURE_RATE,
+            increment=increment,
+        )
+    except Exception as error:  # fail open, as the per-key limit does
+        cache_breaker.trip(error)
+        return None
+
+
+def enforce_auth_failure_limit(request: Request) -> None:
+    """Refuse (429) an address that has failed authentication too often, before any lookup."""
+    usage = _auth_failures(request, increment=False)
+    if usage is not None and usage["count"] >= usage["limit"]:  # type: ignore[operator]
+        raise RateLimited(
+            retry_after=int(usage["time_left"]),  # type: ignore[call-overload]
+            what=f"at most {settings.REGISTRY_AUTH_FAILURE_RATE.split('/')[0]} failed "
+            f"authentications per minute from one address",
+        )
+
+
+def count_auth_failure(request: Request) -> None:
+    _auth_failures(request, increment=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from ingestion.api import schema
 from ingestion.api.body import BodyTooLarge, is_chunked, read_chunked
 from ingestion.api.errors import FhirError
-from ingestion.api.ratelimit import enforce_rate_limit
+from ingestion.api.ratelimit import enforce_auth_failure_limit, enforce_rate_limit
 from ingestion.fhir.outcome import error_outcome
 from ingestion.models import Ingestion
 from ingestion.receipt import receipt_stream
@@ -36,6 +36,10 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 class RegistryApiView(APIView):
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [HasScope]
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        enforce_auth_failure_limit(request)  # before the key is even looked up
+        super().initial(request, *args, **kwargs)
 
     def practice(self, request: Request) -> Practice:
         """The key's practice (HasScope has let only requests with an ApiKey through)."""
