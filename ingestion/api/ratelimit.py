@@ -62,6 +62,7 @@ def _auth_failures(request: Request, *, increment: bool) -> dict[str, object] | 
             increment=increment,
         )
     except Exception as error:  # fail open, as the per-key limit does
+        log.warning("rate limiter unavailable, failing open (%s)", type(error).__name__)
         cache_breaker.trip(error)
         return None
 
