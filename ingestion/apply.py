@@ -26,7 +26,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from ingestion.faults import is_record_fault
-from ingestion.fhir import CourseOfCare, Rejection, Result, Retraction
+from ingestion.fhir import CourseOfCare, Rejection, Result, Retraction, Void
 from ingestion.fhir.outcome import error_outcome
 from registry.bulk import insert_rows, update_rows
 from registry.models import (
@@ -157,6 +157,8 @@ class _Chunk:
                 )
             elif isinstance(result, Retraction):
                 self._retract(result)
+            elif isinstance(result, Void):
+                self._void(result)
             else:
                 self._submit(result)
         self._write()
@@ -165,7 +167,7 @@ class _Chunk:
     # -- reading ---------------------------------------------------------------------------
 
     def _load(self, results: Sequence[Result]) -> None:
-        charts = {r.external_record_id for r in results if not isinstance(r, Rejection)}
+        charts = _charts_named(results)
         records = (
             Record.objects.select_for_update()
             .filter(practice=self.practice, external_record_id__in=charts)
@@ -249,13 +251,7 @@ class _Chunk:
             )
             return
         row = tracked.row
-        if not row.voided:  # retracting a voided record again changes nothing
-            self._forget_fingerprint(row)
-            row.voided, row.voided_at, row.updated_at = True, self.now, self.now
-            tracked.changed = True
-            self.versions.append(
-                (row.id, row.version, RecordVersion.Change.VOIDED, {"voided": True})
-            )
+        self._void_row(tracked)
         self.outcome.accepted.append(
             {
                 "reference": retraction.reference,
@@ -264,6 +260,22 @@ class _Chunk:
                 "voided": True,
             }
         )
+
+    def _void(self, void: Void) -> None:
+        """An NVSS void: every record of the block on file is voided; the rest is no error."""
+        found = [self.tracked[c] for c in void.chart_numbers if c in self.tracked]
+        for tracked in found:
+            self._void_row(tracked)
+        self.outcome.accepted.append(void_entry(void, [t.row for t in found]))
+
+    def _void_row(self, tracked: _Tracked) -> None:
+        row = tracked.row
+        if row.voided:  # retracting a voided record again changes nothing
+            return
+        self._forget_fingerprint(row)
+        row.voided, row.voided_at, row.updated_at = True, self.now, self.now
+        tracked.changed = True
+        self.versions.append((row.id, row.version, RecordVersion.Change.VOIDED, {"voided": True}))
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -484,6 +496,45 @@ def _snapshot(course: CourseOfCare) -> dict[str, Any]:
         "present": list(course.present),
         "transfers": list(course.transfers),
     }
+
+
+def _charts_named(results: Sequence[Result]) -> set[str]:
+    charts: set[str] = set()
+    for result in results:
+        if isinstance(result, Void):
+            charts.update(result.chart_numbers)
+        elif not isinstance(result, Rejection):
+            charts.add(result.external_record_id)
+    return charts
+
+
+def void_entry(void: Void, rows: Sequence[_Row]) -> dict[str, Any]:
+    """The receipt entry of an NVSS void: how many records of its block it voided, and which.
+
+    When none of the block is on file the void is still accepted (NVSS voids unused
+    certificate numbers too), and a warning says that nothing was voided.
+    """
+    entry: dict[str, Any] = {
+        "reference": void.reference,
+        "external_record_id": rows[0].external_record_id if rows else void.external_record_id,
+    }
+    if rows:
+        entry["submission_uuid"] = str(rows[0].id)
+        entry["voided"] = True
+    entry["voided_count"] = len(rows)
+    entry["voided_records"] = [
+        {"external_record_id": row.external_record_id, "submission_uuid": str(row.id)}
+        for row in rows
+    ]
+    if not rows:
+        entry["operation_outcome"] = error_outcome(
+            "not-found",
+            f"None of the {void.block_count} certificate number(s) of this void is on file "
+            "for this practice; nothing was voided.",
+            expression=void.reference,
+            severity="warning",
+        )
+    return entry
 
 
 def _rejection(

@@ -6,6 +6,7 @@ from typing import Any
 from uuid import UUID
 
 from ingestion.models import Ingestion, OutcomeChunk
+from ingestion.progress import ingestion_progress
 from registry.models import Practice
 
 
@@ -19,8 +20,11 @@ def ingestion_get(*, practice: Practice, ingestion_id: str) -> Ingestion | None:
 
 
 def ingestion_receipt(ingestion: Ingestion) -> dict[str, Any]:
-    """The receipt of spec 2.6, with ``outcome`` as DECISIONS.md describes it."""
-    return {
+    """The receipt of spec 2.6, with ``outcome`` as DECISIONS.md describes it.
+
+    While queued or processing it also carries ``progress`` (an additive field).
+    """
+    receipt = {
         "id": str(ingestion.id),
         "status": ingestion.status,
         "accepted": ingestion.accepted_count,
@@ -28,6 +32,10 @@ def ingestion_receipt(ingestion: Ingestion) -> dict[str, Any]:
         "outcome": _outcome(ingestion),
         "completedAt": ingestion.finished_at.isoformat() if ingestion.finished_at else None,
     }
+    progress = ingestion_progress(ingestion)
+    if progress is not None:
+        receipt["progress"] = progress.as_receipt_field()
+    return receipt
 
 
 def _outcome(ingestion: Ingestion) -> dict[str, Any] | None:

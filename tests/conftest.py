@@ -10,8 +10,13 @@ from django.core.cache.backends.redis import RedisCache
 
 @pytest.fixture(autouse=True)
 def _clean_cache() -> None:
-    """Each test starts without cached keys (rate-limit counters), and only those are removed:
-    the Celery broker shares the Redis database, so FLUSHDB would drop queued tasks."""
+    """Each test starts without cached keys (rate-limit counters)."""
+    clear_cached_keys()
+
+
+def clear_cached_keys() -> None:
+    """Remove the cache's keys, and only those: the Celery broker shares the Redis database,
+    so FLUSHDB would drop queued tasks."""
     cache = caches["default"]
     if not isinstance(cache, RedisCache):
         cache.clear()

@@ -14,6 +14,8 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 
+from ingestion.api import examples
+from ingestion.api.accepted import INGESTION_ID, INGESTION_STATUS_URL
 from ingestion.fhir.outcome import IssueCode
 
 SCHEME = "registryApiKey"
@@ -57,6 +59,22 @@ COMPONENTS: dict[str, dict[str, Any]] = {
                             "items": {"type": "string"},
                             "description": "The element at fault, e.g. Bundle.resourceType.",
                         },
+                        "extension": {
+                            "type": "array",
+                            "description": "On the 202: the ingestion id "
+                            "(`<base>/StructureDefinition/ingestion-id`, `valueString`) and the "
+                            "status URL (`<base>/StructureDefinition/ingestion-status-url`, "
+                            "`valueUrl`).",
+                            "items": {
+                                "type": "object",
+                                "required": ["url"],
+                                "properties": {
+                                    "url": {"type": "string", "format": "uri"},
+                                    "valueString": {"type": "string"},
+                                    "valueUrl": {"type": "string", "format": "uri"},
+                                },
+                            },
+                        },
                     },
                 },
             },
@@ -93,7 +111,11 @@ COMPONENTS: dict[str, dict[str, Any]] = {
     },
     "AcceptedEntry": {
         "type": "object",
-        "required": ["reference", "submission_uuid", "external_record_id"],
+        "description": "A record stored, amended or voided. An NVSS void message gives one entry "
+        "for its whole block: `voided_count` and `voided_records` say what it voided; when no "
+        "record of the block is on file, `voided_count` is 0, `submission_uuid` is absent and "
+        "`operation_outcome` carries a `warning` (`not-found`) saying so.",
+        "required": ["reference", "external_record_id"],
         "properties": {
             "reference": {
                 "type": "string",
@@ -115,6 +137,25 @@ COMPONENTS: dict[str, dict[str, Any]] = {
                 "type": "boolean",
                 "description": "Present and true on a retraction (also a repeated one).",
             },
+            "voided_count": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "NVSS void messages only: how many records on file the void "
+                "names (voided now or already voided).",
+            },
+            "voided_records": {
+                "type": "array",
+                "description": "NVSS void messages only: the records it names.",
+                "items": {
+                    "type": "object",
+                    "required": ["external_record_id", "submission_uuid"],
+                    "properties": {
+                        "external_record_id": {"type": "string"},
+                        "submission_uuid": {"type": "string", "format": "uuid"},
+                    },
+                },
+            },
+            "operation_outcome": ref("OperationOutcome"),
         },
     },
     "RejectedEntry": {
@@ -154,122 +195,37 @@ COMPONENTS: dict[str, dict[str, Any]] = {
                 "format": "date-time",
                 "description": "When it completed or failed; null until then.",
             },
+            "progress": {
+                "type": "object",
+                "description": "Present only while queued or processing (additive field): how "
+                "many of the submitted Bundle's entries have been processed. The same figures "
+                "are sent in the `X-Progress` header, e.g. `1200 of 5000 entries`.",
+                "required": ["processed", "total", "unit"],
+                "properties": {
+                    "processed": {"type": "integer", "minimum": 0},
+                    "total": {"type": "integer", "minimum": 0},
+                    "unit": {"const": "entries"},
+                },
+            },
+        },
+    },
+    "CapabilityStatement": {
+        "type": "object",
+        "description": "A FHIR R4 (4.0.1) CapabilityStatement.",
+        "required": ["resourceType", "status", "date", "kind", "fhirVersion", "format"],
+        "properties": {
+            "resourceType": {"const": "CapabilityStatement"},
+            "status": {"type": "string"},
+            "date": {"type": "string"},
+            "kind": {"type": "string"},
+            "fhirVersion": {"const": "4.0.1"},
+            "format": {"type": "array", "items": {"type": "string"}},
+            "rest": {"type": "array", "items": {"type": "object"}},
         },
     },
 }
 
-EXAMPLE_BUNDLE: dict[str, Any] = {
-    "resourceType": "Bundle",
-    "type": "document",
-    "identifier": {"system": "urn:example:chart", "value": "2026-000123"},
-    "meta": {"lastUpdated": "2026-11-20T14:05:00+00:00"},
-    "entry": [
-        {
-            "fullUrl": "urn:uuid:5a2b6c1e-0000-4000-8000-000000000001",
-            "resource": {
-                "resourceType": "Patient",
-                "id": "mother",
-                "meta": {
-                    "profile": [
-                        "http://hl7.org/fhir/us/vr-common-library/StructureDefinition/"
-                        "Patient-mother-vr|2.0.0"
-                    ]
-                },
-                "name": [{"use": "official", "family": "Example", "given": ["Alex"]}],
-                "birthDate": "1994-03-02",
-                "address": [{"postalCode": "02139"}],
-            },
-        },
-        {
-            "fullUrl": "urn:uuid:5a2b6c1e-0000-4000-8000-000000000002",
-            "resource": {
-                "resourceType": "Patient",
-                "id": "child",
-                "meta": {
-                    "profile": [
-                        "http://hl7.org/fhir/us/vr-common-library/StructureDefinition/"
-                        "Patient-child-vr|2.0.0"
-                    ]
-                },
-                "gender": "female",
-                "birthDate": "2026-11-19",
-            },
-        },
-        {
-            "resource": {
-                "resourceType": "Observation",
-                "status": "final",
-                "code": {"coding": [{"system": "http://loinc.org", "code": "8339-4"}]},
-                "subject": {"reference": "Patient/child"},
-                "valueQuantity": {
-                    "value": 3320,
-                    "unit": "g",
-                    "system": "http://unitsofmeasure.org",
-                    "code": "g",
-                },
-            },
-        },
-        {
-            "resource": {
-                "resourceType": "Observation",
-                "status": "final",
-                "code": {"coding": [{"system": "http://loinc.org", "code": "11884-4"}]},
-                "subject": {"reference": "Patient/child"},
-                "valueQuantity": {"value": 39, "unit": "wk", "code": "wk"},
-            },
-        },
-        {
-            "resource": {
-                "resourceType": "Observation",
-                "status": "final",
-                "code": {"coding": [{"system": "http://loinc.org", "code": "9274-2"}]},
-                "subject": {"reference": "Patient/child"},
-                "valueInteger": 9,
-            },
-        },
-        {
-            "resource": {
-                "resourceType": "Practitioner",
-                "id": "pr-1",
-                "identifier": [
-                    {"system": "urn:example:staff", "value": "MW-0042"},
-                    {"system": "http://hl7.org/fhir/sid/us-npi", "value": "1234567893"},
-                ],
-                "name": [{"text": "Sam Rivera", "suffix": ["CNM"]}],
-                "qualification": [{"code": {"text": "Certified Nurse Midwife"}}],
-            },
-        },
-        {
-            "resource": {
-                "resourceType": "Encounter",
-                "status": "finished",
-                "participant": [
-                    {
-                        "type": [
-                            {
-                                "coding": [
-                                    {
-                                        "system": "http://terminology.hl7.org/CodeSystem/"
-                                        "v3-ParticipationType",
-                                        "code": "ATND",
-                                    }
-                                ]
-                            }
-                        ],
-                        "individual": {"reference": "Practitioner/pr-1"},
-                    }
-                ],
-            },
-        },
-        {
-            "resource": {
-                "resourceType": "Consent",
-                "status": "active",
-                "dateTime": "2026-11-19T08:00:00+00:00",
-            }
-        },
-    ],
-}
+EXAMPLE_BUNDLE: dict[str, Any] = examples.SINGLE_COURSE
 
 EXAMPLE_RECEIPT = {
     "id": "0b6f1c52-8a1e-4d7e-9a55-3f1c2d7a9e10",
@@ -312,6 +268,17 @@ EXAMPLE_RECEIPT = {
         ],
     },
     "completedAt": "2026-11-22T09:30:12.482113+00:00",
+}
+
+
+PROCESSING_RECEIPT = {
+    "id": "0b6f1c52-8a1e-4d7e-9a55-3f1c2d7a9e10",
+    "status": "processing",
+    "accepted": 1200,
+    "rejected": 0,
+    "outcome": None,
+    "completedAt": None,
+    "progress": {"processed": 1200, "total": 5000, "unit": "entries"},
 }
 
 
@@ -371,10 +338,41 @@ COMMON_ERRORS = {
     ),
 }
 
-submit = extend_schema(
-    operation_id="submitBundle",
-    summary="Submit a FHIR R4 BFDR Bundle for asynchronous ingestion",
-    description=(
+TRY_IT_OUT = (
+    '**"Try it out" writes real data.** A request sent from these interactive docs with a '
+    "real key is a real submission: it stores records for that key's practice (they count "
+    "in its statistics and duplicate checks). Use a practice set up for testing, or retract "
+    "what you sent (see the retraction examples)."
+)
+
+ACCEPTED_EXAMPLE = {
+    "resourceType": "OperationOutcome",
+    "issue": [
+        {
+            "severity": "information",
+            "code": "informational",
+            "diagnostics": "Accepted: ingestion 0b6f1c52-8a1e-4d7e-9a55-3f1c2d7a9e10 is queued. "
+            "Poll https://registry.example.org/api/registry/fhir/ingestions/"
+            "0b6f1c52-8a1e-4d7e-9a55-3f1c2d7a9e10 until its status is completed or failed.",
+            "extension": [
+                {
+                    "url": f"https://registry.example.org/api/registry/fhir/{INGESTION_ID}",
+                    "valueString": "0b6f1c52-8a1e-4d7e-9a55-3f1c2d7a9e10",
+                },
+                {
+                    "url": f"https://registry.example.org/api/registry/fhir/{INGESTION_STATUS_URL}",
+                    "valueUrl": "https://registry.example.org/api/registry/fhir/ingestions/"
+                    "0b6f1c52-8a1e-4d7e-9a55-3f1c2d7a9e10",
+                },
+            ],
+        }
+    ],
+}
+
+SUBMIT: dict[str, Any] = {
+    "summary": "Submit a FHIR R4 BFDR Bundle for asynchronous ingestion",
+    "description": (
+        TRY_IT_OUT + "\n\n"
         "Checks the request (Content-Type, size, JSON, resourceType Bundle), stages the "
         "payload encrypted, queues it and answers 202 at once; records are mapped afterwards. "
         "Poll the status URL in `Content-Location`. Scope: `ingest:write`.\n\n"
@@ -384,11 +382,16 @@ submit = extend_schema(
         "with a different body. Keys are kept as long as their ingestion (at least 24 hours).\n\n"
         "**Rate limit**: 120 requests per minute per key, counted in the shared cache across "
         "all web processes. If the cache is unreachable the limiter fails open (the "
-        "submission is accepted and the event is logged) rather than refuse data."
+        "submission is accepted and the event is logged) rather than refuse data.\n\n"
+        "**The 202** names the ingestion in `Content-Location` and, for clients that see only "
+        "the body, in the issue's extensions `<base>/StructureDefinition/ingestion-id` "
+        "(`valueString`) and `<base>/StructureDefinition/ingestion-status-url` (`valueUrl`), "
+        "where `<base>` is this service's FHIR base, e.g. "
+        "`https://registry.example.org/api/registry/fhir`."
     ),
-    tags=["FHIR"],
-    request={"application/fhir+json": ref("Bundle"), "application/json": ref("Bundle")},
-    parameters=[
+    "tags": ["FHIR"],
+    "request": {"application/fhir+json": ref("Bundle"), "application/json": ref("Bundle")},
+    "parameters": [
         OpenApiParameter(
             "Idempotency-Key",
             {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[ -~]+$"},
@@ -406,35 +409,24 @@ submit = extend_schema(
         RETRY_AFTER,
         WWW_AUTHENTICATE,
     ],
-    examples=[
+    "examples": [
         OpenApiExample(
-            "One course of care",
-            value=EXAMPLE_BUNDLE,
+            name,
+            value=value,
+            description=description,
             request_only=True,
             media_type="application/fhir+json",
-        ),
+        )
+        for name, (description, value) in examples.SUBMISSIONS.items()
     ],
-    responses={
+    "responses": {
         202: OpenApiResponse(
             response=ref("OperationOutcome"),
             description="Queued. Content-Location holds the status URL.",
             examples=[
                 OpenApiExample(
                     "202 queued",
-                    value={
-                        "resourceType": "OperationOutcome",
-                        "issue": [
-                            {
-                                "severity": "information",
-                                "code": "informational",
-                                "diagnostics": "Accepted: ingestion "
-                                "0b6f1c52-8a1e-4d7e-9a55-3f1c2d7a9e10 is queued. Poll "
-                                "https://registry.example.org/api/registry/fhir/ingestions/"
-                                "0b6f1c52-8a1e-4d7e-9a55-3f1c2d7a9e10 until its status is "
-                                "completed or failed.",
-                            }
-                        ],
-                    },
+                    value=ACCEPTED_EXAMPLE,
                     response_only=True,
                     status_codes=["202"],
                     media_type="application/fhir+json",
@@ -471,6 +463,18 @@ submit = extend_schema(
         ),
         429: COMMON_ERRORS[429],
     },
+}
+
+submit = extend_schema(operation_id="submitBundle", **SUBMIT)
+submit_at_base = extend_schema(
+    **{
+        **SUBMIT,
+        "operation_id": "submitBundleAtBase",
+        "summary": "Submit a Bundle to the FHIR base (the same operation as POST /Bundle)",
+        "description": "FHIR clients POST batch and transaction Bundles to the base URL. This "
+        "is the submit call itself: the same scope, the same rate-limit counter and the same "
+        "answers as `POST /api/registry/fhir/Bundle`.\n\n" + SUBMIT["description"],
+    }
 )
 
 status = extend_schema(
@@ -478,7 +482,8 @@ status = extend_schema(
     summary="Poll an ingestion's receipt",
     description=(
         "The receipt of a submitted Bundle, for the practice that owns the key. While the "
-        "ingestion is queued or processing the response carries `Retry-After` (seconds): poll "
+        "ingestion is queued or processing the response carries `Retry-After` (seconds) and "
+        "`X-Progress` (entries processed so far, also in the receipt's `progress`): poll "
         "steadily until `status` is completed or failed. Scope: `ingest:read`."
     ),
     tags=["FHIR"],
@@ -498,6 +503,15 @@ status = extend_schema(
             description="Seconds to wait before polling again (while queued or processing; "
             "and on 429).",
         ),
+        OpenApiParameter(
+            "X-Progress",
+            OpenApiTypes.STR,
+            OpenApiParameter.HEADER,
+            response=[200],
+            description="While queued or processing: how far it has come, as "
+            "`<processed> of <total> entries` (e.g. `1200 of 5000 entries`); the receipt's "
+            "`progress` field carries the same figures.",
+        ),
         WWW_AUTHENTICATE,
     ],
     responses={
@@ -511,7 +525,14 @@ status = extend_schema(
                     response_only=True,
                     status_codes=["200"],
                     media_type="application/json",
-                )
+                ),
+                OpenApiExample(
+                    "Batch in progress",
+                    value=PROCESSING_RECEIPT,
+                    response_only=True,
+                    status_codes=["200"],
+                    media_type="application/json",
+                ),
             ],
         ),
         (401, FHIR_JSON): COMMON_ERRORS[401],
@@ -530,6 +551,22 @@ status = extend_schema(
         (429, FHIR_JSON): COMMON_ERRORS[429],
     },
 )
+
+
+metadata: dict[str, Any] = {
+    "operation_id": "getCapabilityStatement",
+    "summary": "The FHIR R4 CapabilityStatement (no key needed)",
+    "description": "What this FHIR endpoint supports: Bundle submission (asynchronous, 202 and "
+    "a status URL), the Bearer key security and the formats. Read by FHIR clients before "
+    "anything else, so it needs no key.",
+    "tags": ["FHIR"],
+    "auth": [],
+    "responses": {
+        (200, FHIR_JSON): OpenApiResponse(
+            response=ref("CapabilityStatement"), description="The CapabilityStatement."
+        )
+    },
+}
 
 
 class ApiKeyScheme(OpenApiAuthenticationExtension):
@@ -565,6 +602,9 @@ def add_components(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         "Asynchronous ingestion of FHIR R4 BFDR Bundles for a birth registry. Submit a Bundle, "
         "then poll the status URL until the ingestion is completed or failed. Every error "
         "body is a FHIR OperationOutcome. The API is unversioned; changes are additive where "
-        "possible and this document is the authoritative current contract."
+        "possible and this document is the authoritative current contract. FHIR clients "
+        "find the CapabilityStatement at `/api/registry/fhir/metadata` and may POST Bundles "
+        "to the FHIR base `/api/registry/fhir/` as well as to `/api/registry/fhir/Bundle`.\n\n"
+        + TRY_IT_OUT
     )
     return result

@@ -15,11 +15,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ingestion.api import schema
+from ingestion.api.accepted import accepted_outcome
 from ingestion.api.body import BodyTooLarge, is_chunked, read_chunked
+from ingestion.api.capability import api_base
 from ingestion.api.errors import FhirError
 from ingestion.api.ratelimit import enforce_auth_failure_limit, enforce_rate_limit
-from ingestion.fhir.outcome import error_outcome
 from ingestion.models import Ingestion
+from ingestion.progress import progress_headers
 from ingestion.receipt import receipt_stream
 from ingestion.selectors import ingestion_get, ingestion_receipt
 from ingestion.services import ingestion_for_key, ingestion_retried, ingestion_submit
@@ -85,12 +87,12 @@ class IngestionStatusView(RegistryApiView):
         found = ingestion_get(practice=self.practice(request), ingestion_id=ingestion)
         if found is None:
             raise FhirError(404, "not-found", "No ingestion with this id for this practice.")
-        headers = {}
-        if not found.finished:
-            headers["Retry-After"] = str(settings.REGISTRY_POLL_RETRY_AFTER_SECONDS)
         if found.finished:
             return _streamed_receipt(found)
-        return Response(ingestion_receipt(found), headers=headers, content_type="application/json")
+        receipt = ingestion_receipt(found)
+        headers = progress_headers(receipt)
+        headers["Retry-After"] = str(settings.REGISTRY_POLL_RETRY_AFTER_SECONDS)
+        return Response(receipt, headers=headers, content_type="application/json")
 
 
 def _streamed_receipt(ingestion: Ingestion) -> StreamingHttpResponse:
@@ -100,12 +102,7 @@ def _streamed_receipt(ingestion: Ingestion) -> StreamingHttpResponse:
 
 def _accepted(request: Request, ingestion: Ingestion) -> Response:
     url = request.build_absolute_uri(reverse("ingestion-status", args=[ingestion.id]))
-    body = error_outcome(
-        "informational",
-        f"Accepted: ingestion {ingestion.id} is queued. Poll {url} until its status is "
-        f"completed or failed.",
-        severity="information",
-    )
+    body = accepted_outcome(base=api_base(request), ingestion_id=str(ingestion.id), status_url=url)
     return Response(body, status=202, headers={"Content-Location": url})
 
 

@@ -8,7 +8,7 @@ JSON value yields a result, never an exception.
 from .mapping import map_batch_entry, map_single
 from .masking import practice_fingerprint_key
 from .messages import SubmissionKind, entry_head, submission_kind
-from .model import Child, CourseOfCare, Provider, Rejection, Result, Retraction
+from .model import Child, CourseOfCare, Provider, Rejection, Result, Retraction, Void
 
 __all__ = [
     "Child",
@@ -18,6 +18,7 @@ __all__ = [
     "Result",
     "Retraction",
     "SubmissionKind",
+    "Void",
     "entry_head",
     "map_batch_entry",
     "map_single",

@@ -37,6 +37,7 @@ from .practitioners import carries_attendant_marker, provider_from
 from .references import ReferenceIndex
 from .roles import PatientRole, patient_role
 from .values import as_dict, as_list, whole_number
+from .voids import is_void_message, read_void
 
 _SEXES: frozenset[Sex] = frozenset({"female", "male", "other", "unknown"})
 _MOST_BIRTHS = 20  # a larger multipleBirthInteger is not a birth order
@@ -123,6 +124,8 @@ def map_course(bundle: object, *, reference: str, path: str, fingerprint_key: by
     document = as_dict(bundle)
     if document.get("type") != "message":
         return map_document(document, reference, path, fingerprint_key)
+    if is_void_message(document):
+        return read_void(document, reference, path)
     unwrapped = unwrap_message(document, path)
     if not isinstance(unwrapped, Unwrapped):
         return Rejection(reference, unwrapped)

@@ -2,11 +2,12 @@
 
 A Bundle of type ``message`` is one course of care: the document Bundle it carries (the
 entry MessageHeader.focus points at, else the first entry whose resource is a Bundle).
-NVSS also sends messages that carry no course of care: acknowledgements, extraction
-errors, status, coding responses, aliases and voids. Those are recognised by the last
-segment of the MessageHeader's event and answered with ``not-supported`` in our own words
-(the submitted event is never echoed). A message with no MessageHeader or no event is
-still unwrapped when it carries a document: validation is structural only (spec 1).
+NVSS void messages retract records (:mod:`ingestion.fhir.voids`). NVSS also sends messages
+that carry no course of care: acknowledgements, extraction errors, status, coding responses
+and aliases. Those are recognised by the last segment of the MessageHeader's event and
+answered with ``not-supported`` in our own words (the submitted event is never echoed). A
+message with no MessageHeader or no event is still unwrapped when it carries a document:
+validation is structural only (spec 1).
 """
 
 from __future__ import annotations
@@ -24,11 +25,10 @@ _RETRACT_HINT = (
     " To add or amend a record, send its document Bundle (or an NVSS submission message"
     " carrying it); to retract one, send its chart number in a Bundle whose Composition has"
     " status entered-in-error, or as a batch entry with request.method DELETE and"
-    " request.url Bundle?identifier=<chart number>."
+    " request.url Bundle?identifier=<chart number>, or send an NVSS void message."
 )
-_EVENT_KINDS = re.compile(r"(void)|(acknowledg)|(error)|(status)|(coding)|(alias)")
+_EVENT_KINDS = re.compile(r"(acknowledg)|(error)|(status)|(coding)|(alias)")
 _EVENT_NAMES = (
-    "an NVSS void message",
     "an NVSS acknowledgement message",
     "an NVSS extraction error message",
     "an NVSS status message",
@@ -95,6 +95,24 @@ def unwrap_message(message: Mapping[str, Any], path: str) -> Unwrapped | dict[st
     return Unwrapped(entries[index]["resource"], f"{path}.entry[{index}].resource")
 
 
+def message_event(message: Mapping[str, Any]) -> str | None:
+    """The last segment of the message's event (``birth_submission_void``), lower case."""
+    _, header = _message_header(as_list(message.get("entry")))
+    found = _event_of(header)
+    if found is None:
+        return None
+    return found[0].rstrip("/").rpartition("/")[2][-_EVENT_TAIL:].lower()
+
+
+def _event_of(header: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(the event, the element it came from): ``eventUri``, else ``eventCoding.code``."""
+    event = as_str(header.get("eventUri"))
+    if event is not None:
+        return event, "eventUri"
+    event = as_str(as_dict(header.get("eventCoding")).get("code"))
+    return (event, "eventCoding.code") if event is not None else None
+
+
 def _message_header(entries: list[Any]) -> tuple[int, Mapping[str, Any]]:
     for index, entry in enumerate(entries):
         resource = as_dict(as_dict(entry).get("resource"))
@@ -104,13 +122,10 @@ def _message_header(entries: list[Any]) -> tuple[int, Mapping[str, Any]]:
 
 
 def _refused_event(header: Mapping[str, Any], header_path: str) -> dict[str, Any] | None:
-    event = as_str(header.get("eventUri"))
-    element = "eventUri"
-    if event is None:
-        event = as_str(as_dict(header.get("eventCoding")).get("code"))
-        element = "eventCoding.code"
-    if event is None:
+    found = _event_of(header)
+    if found is None:
         return None
+    event, element = found
     match = _EVENT_KINDS.search(event.rstrip("/").rpartition("/")[2][-_EVENT_TAIL:].lower())
     if match is None:
         return None

@@ -66,10 +66,24 @@ class Retraction:
 
 
 @dataclass(frozen=True, slots=True)
+class Void:
+    """An NVSS void message: retract every record whose chart number is in the block.
+
+    ``chart_numbers`` holds each certificate number of the block as NVSS record ids, padded
+    to six digits and unpadded (``2019UT048858`` and ``2019UT48858``), in block order.
+    """
+
+    reference: str
+    external_record_id: str  # the first number's NVSS record id, padded
+    chart_numbers: tuple[str, ...]
+    block_count: int
+
+
+@dataclass(frozen=True, slots=True)
 class Rejection:
     reference: str
     operation_outcome: dict[str, Any]
     external_record_id: str | None = None
 
 
-Result = CourseOfCare | Retraction | Rejection
+Result = CourseOfCare | Retraction | Void | Rejection

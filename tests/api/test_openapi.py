@@ -93,3 +93,24 @@ def test_interactive_docs_are_served_from_installed_assets(client):
     assert "cdn" not in html.lower() and "https://" not in html
     asset = client.get("/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js")
     assert asset.status_code == 200
+
+
+def test_it_describes_the_fhir_base_and_metadata(document):
+    base = document["paths"]["/api/registry/fhir/"]["post"]
+    assert base["operationId"] == "submitBundleAtBase"
+    assert base["security"] == [{"registryApiKey": ["ingest:write"]}]
+    assert set(base["responses"]) == set(document["paths"][SUBMIT]["post"]["responses"])
+    metadata = document["paths"]["/api/registry/fhir/metadata"]["get"]
+    assert metadata.get("security", []) in ([], [{}])  # no key needed
+
+
+def test_it_says_plainly_that_try_it_out_writes_real_data(document):
+    assert '"Try it out" writes real data' in document["info"]["description"]
+    assert '"Try it out" writes real data' in document["paths"][SUBMIT]["post"]["description"]
+
+
+def test_it_documents_the_progress_header_and_field(document):
+    status = document["paths"][STATUS]["get"]
+    assert "X-Progress" in status["responses"]["200"]["headers"]
+    receipt = document["components"]["schemas"]["IngestionReceipt"]
+    assert set(receipt["properties"]["progress"]["required"]) == {"processed", "total", "unit"}

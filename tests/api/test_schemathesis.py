@@ -45,10 +45,19 @@ def token(db) -> str:
     return key_mint(practice=practice, scopes=list(SCOPES), via=KeyEvent.Via.COMMAND)[1]
 
 
-@pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
+OPERATIONS = [
+    ("POST", "/api/registry/fhir/Bundle"),
+    ("POST", "/api/registry/fhir/"),
+    ("GET", "/api/registry/fhir/ingestions/{ingestion}"),
+]
+MODES = [GenerationMode.POSITIVE, GenerationMode.NEGATIVE]
+
+
 @pytest.mark.parametrize(
-    ("method", "path"),
-    [("POST", "/api/registry/fhir/Bundle"), ("GET", "/api/registry/fhir/ingestions/{ingestion}")],
+    ("method", "path", "mode"),
+    [(method, path, mode) for method, path in OPERATIONS for mode in MODES]
+    # /metadata takes no input at all, so there is nothing negative to generate
+    + [("GET", "/api/registry/fhir/metadata", GenerationMode.POSITIVE)],
 )
 def test_the_api_honours_its_openapi_document(api_schema, token, method, path, mode):
     operation = api_schema[path][method]

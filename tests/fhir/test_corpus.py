@@ -19,6 +19,7 @@ from ingestion.fhir import (
     CourseOfCare,
     Rejection,
     Result,
+    Void,
     entry_head,
     map_batch_entry,
     map_single,
@@ -51,7 +52,7 @@ class Rejected:
     expression: str
 
 
-EXPECTED: dict[str, Course | Rejected] = {
+EXPECTED: dict[str, Course | Rejected | Void] = {
     "BasicBirthRecord.json": Course(
         chart="2019NJ15075",
         children=(
@@ -325,8 +326,13 @@ EXPECTED: dict[str, Course | Rejected] = {
         mother_postal_prefix="841",
         fingerprinted=True,
     ),
-    "BirthRecordVoidMessage.json": Rejected(
-        codes=("not-supported",), expression="Bundle.entry[0].resource.eventUri"
+    "BirthRecordVoidMessage.json": Void(
+        reference="Bundle",
+        external_record_id="2019UT048858",
+        chart_numbers=tuple(
+            chart for n in range(48858, 48868) for chart in (f"2019UT0{n}", f"2019UT{n}")
+        ),
+        block_count=10,
     ),
     "BirthRecordZ.json": Course(
         chart="2024XX009999",
@@ -422,8 +428,13 @@ EXPECTED: dict[str, Course | Rejected] = {
         mother_postal_prefix="064",
         fingerprinted=False,
     ),
-    "FetalDeathVoidMessage.json": Rejected(
-        codes=("not-supported",), expression="Bundle.entry[0].resource.eventUri"
+    "FetalDeathVoidMessage.json": Void(
+        reference="Bundle",
+        external_record_id="2022MA063214",
+        chart_numbers=tuple(
+            chart for n in range(63214, 63222) for chart in (f"2022MA0{n}", f"2022MA{n}")
+        ),
+        block_count=8,
     ),
     "HeadlessMessage.json": Course(
         chart="2019UT48858",
@@ -458,7 +469,9 @@ def map_file(name: str) -> Result:
     return result
 
 
-def as_expected(result: Result) -> Course | Rejected:
+def as_expected(result: Result) -> Course | Rejected | Void:
+    if isinstance(result, Void):
+        return result
     if isinstance(result, Rejection):
         found = result.operation_outcome["issue"]
         return Rejected(tuple(i["code"] for i in found), found[0]["expression"][0])

@@ -1,4 +1,5 @@
-"""NVSS messages: submissions unwrap to their document; other messages are not supported."""
+"""NVSS messages: submissions unwrap to their document; voids retract (tests/fhir/test_voids.py);
+other messages are not supported."""
 
 from __future__ import annotations
 
@@ -56,8 +57,6 @@ def test_a_message_whose_header_has_no_event_is_still_unwrapped() -> None:
 @pytest.mark.parametrize(
     ("event", "named"),
     [
-        ("http://nchs.cdc.gov/birth_submission_void", "void message"),
-        ("http://nchs.cdc.gov/fd_submission_void", "void message"),
         ("http://nchs.cdc.gov/birth_acknowledgement", "acknowledgement message"),
         ("http://nchs.cdc.gov/birth_extraction_error", "extraction error message"),
         ("http://nchs.cdc.gov/birth_status", "status message"),

@@ -22,6 +22,7 @@ from ingestion.fhir import (
     Rejection,
     Result,
     Retraction,
+    Void,
     entry_head,
     map_batch_entry,
     map_single,
@@ -95,7 +96,7 @@ def walk_results(value: Any) -> Any:
 
 
 def assert_a_proper_result(result: object, reference: str) -> None:
-    assert isinstance(result, CourseOfCare | Retraction | Rejection), result
+    assert isinstance(result, CourseOfCare | Retraction | Void | Rejection), result
     assert result.reference == reference
     if isinstance(result, Rejection):
         codes = [issue["code"] for issue in result.operation_outcome["issue"]]

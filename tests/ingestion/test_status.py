@@ -34,8 +34,10 @@ def test_a_queued_ingestion_has_no_outcome_and_asks_to_retry_later(api):
         "rejected": 0,
         "outcome": None,
         "completedAt": None,
+        "progress": {"processed": 0, "total": 8, "unit": "entries"},
     }
     assert int(response["Retry-After"]) > 0
+    assert response["X-Progress"] == "0 of 8 entries"
 
 
 def test_a_processing_ingestion_asks_to_retry_later(api):

@@ -1,0 +1,199 @@
+"""``registry-submit``: submit Bundles, poll their ingestions, keep every receipt.
+
+    registry-submit births/                       # every *.json and *.ndjson in the folder
+    registry-submit one.json backfill.ndjson --receipts out/
+
+The API key comes from ``REGISTRY_API_KEY`` (or ``--token``), the FHIR base from
+``REGISTRY_URL`` (or ``--url``). Exit status: 0 when every Bundle was taken and no record
+was rejected; 1 when a record was rejected, a Bundle was refused or an ingestion failed;
+2 when the run could not be done (no key, a path that does not exist, the registry
+unreachable or refusing the key).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from tqdm import tqdm
+
+from registry_client import receipts
+from registry_client.api import ApiError, Queued, RegistryApi
+from registry_client.inputs import InputError, Item, items_from
+
+DEFAULT_URL = "http://127.0.0.1:8000/api/registry/fhir"
+
+
+@dataclass
+class Summary:
+    bundles: int = 0
+    already_done: int = 0
+    completed: int = 0
+    failed: int = 0
+    refused: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    flagged: int = 0
+
+    def add(self, record: receipts.Record) -> None:
+        if record.refused is not None:
+            self.refused += 1
+            return
+        receipt = record.receipt or {}
+        if receipt.get("status") == "failed":
+            self.failed += 1
+        else:
+            self.completed += 1
+        self.accepted += int(receipt.get("accepted") or 0)
+        self.rejected += int(receipt.get("rejected") or 0)
+        accepted = (receipt.get("outcome") or {}).get("accepted") or []
+        self.flagged += sum(1 for entry in accepted if entry.get("suspected_duplicate"))
+
+    @property
+    def clean(self) -> bool:
+        return not (self.rejected or self.refused or self.failed)
+
+    def lines(self, folder: Path) -> list[str]:
+        return [
+            f"{self.bundles} Bundle(s): {self.completed} completed, {self.failed} failed, "
+            f"{self.refused} refused ({self.already_done} already done in an earlier run)",
+            f"records: {self.accepted} accepted, {self.rejected} rejected, "
+            f"{self.flagged} flagged for review",
+            f"receipts: {folder}",
+        ]
+
+
+def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="registry-submit",
+        description="Submit FHIR R4 BFDR Bundles to the birth registry and keep the receipts.",
+    )
+    parser.add_argument("paths", nargs="+", type=Path, help="Bundle files, folders, NDJSON files")
+    parser.add_argument(
+        "--url",
+        default=os.environ.get("REGISTRY_URL", DEFAULT_URL),
+        help=f"the registry's FHIR base (env REGISTRY_URL; default {DEFAULT_URL})",
+    )
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("REGISTRY_API_KEY"),
+        help="the practice's API key (env REGISTRY_API_KEY, preferred: keeps it out of history)",
+    )
+    parser.add_argument(
+        "--receipts",
+        type=Path,
+        default=Path("receipts"),
+        help="folder for the receipt files (default ./receipts)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser.parse_args(argv)
+
+
+def main(
+    argv: Sequence[str] | None = None, *, api: RegistryApi | None = None, out: TextIO = sys.stdout
+) -> int:
+    arguments = parse_arguments(argv)
+    if api is None and not arguments.token:
+        print("registry-submit: no API key: set REGISTRY_API_KEY or pass --token", file=sys.stderr)
+        return 2
+    try:
+        items = items_from(arguments.paths)
+    except InputError as error:
+        print(f"registry-submit: {error}", file=sys.stderr)
+        return 2
+    api = api or RegistryApi(arguments.url, arguments.token)
+    try:
+        summary = run(items, api, arguments.receipts, progress=not arguments.no_progress)
+    except ApiError as error:
+        print(f"registry-submit: {error}", file=sys.stderr)
+        return 2
+    for line in summary.lines(arguments.receipts):
+        print(line, file=out)
+    return 0 if summary.clean else 1
+
+
+def run(items: list[Item], api: RegistryApi, folder: Path, *, progress: bool) -> Summary:
+    summary = Summary(bundles=len(items))
+    # disable=None: a bar on a terminal, none in a log file or a pipe
+    bar = tqdm(total=len(items), unit="bundle", disable=None if progress else True, file=sys.stderr)
+    try:
+        pending = _submit_all(items, api, folder, summary, bar)
+        _poll_until_finished(pending, api, summary, bar)
+    finally:
+        bar.close()
+    return summary
+
+
+def _submit_all(
+    items: list[Item], api: RegistryApi, folder: Path, summary: Summary, bar: Any
+) -> list[tuple[receipts.Record, Path]]:
+    """Send what has not been sent; return what is still to be polled."""
+    pending = []
+    for item in items:
+        path = receipts.receipt_path(folder, item)
+        record = receipts.load(path, item)
+        if record is not None and record.finished:
+            summary.already_done += 1
+            _finish(record, summary, bar)
+            continue
+        if record is None or record.status_url is None:
+            record = _submit(item, api)
+            receipts.save(path, record)
+            if record.finished:  # refused at the door
+                _finish(record, summary, bar)
+                continue
+        pending.append((record, path))
+    return pending
+
+
+def _submit(item: Item, api: RegistryApi) -> receipts.Record:
+    record = receipts.Record(item.source, item.idempotency_key)
+    answer = api.submit(item.body, item.idempotency_key)
+    if isinstance(answer, Queued):
+        record.ingestion_id, record.status_url = answer.ingestion_id, answer.status_url
+    else:
+        record.refused = {
+            "http_status": answer.http_status,
+            "operation_outcome": answer.operation_outcome,
+        }
+    return record
+
+
+def _poll_until_finished(
+    pending: list[tuple[receipts.Record, Path]], api: RegistryApi, summary: Summary, bar: Any
+) -> None:
+    while pending:
+        waits = []
+        still = []
+        for record, path in pending:
+            poll = api.poll(str(record.status_url))  # set by _submit_all for every pending one
+            record.receipt = poll.receipt
+            if poll.finished:
+                receipts.save(path, record)
+                _finish(record, summary, bar)
+            else:
+                still.append((record, path))
+                waits.append(poll.wait_seconds)
+                progress = poll.receipt.get("progress")
+                if progress:
+                    bar.set_description(f"{progress['processed']}/{progress['total']} entries")
+        pending = still
+        if pending:
+            api.sleep(min(waits))
+
+
+def _finish(record: receipts.Record, summary: Summary, bar: Any) -> None:
+    summary.add(record)
+    bar.update(1)
+    bar.set_postfix(
+        accepted=summary.accepted, rejected=summary.rejected, flagged=summary.flagged, refresh=False
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
