@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -57,6 +58,9 @@ class Worker:
 
     def stop(self) -> None:
         if self.process.poll() is not None:
+            # It died (killed, or crashed): its embedded beat may still run in its group.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
             return
         os.killpg(self.process.pid, signal.SIGTERM)
         try:
