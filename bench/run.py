@@ -541,6 +541,16 @@ def machine() -> dict[str, Any]:
     }
 
 
+def reliability() -> dict[str, Any]:
+    """README "Reliability": receipt memory, and latency under slow clients."""
+    from bench import reliability as figures
+
+    port = _free_port()
+    with web(port) as web_service:
+        receipts = figures.receipts(port, web_service, PeakMemory)
+    return {"receipts": receipts, "slow_clients": figures.slow_client_latency()}
+
+
 def main() -> dict[str, Any]:
     RESULTS.mkdir(parents=True, exist_ok=True)
     print(
@@ -591,6 +601,8 @@ def main() -> dict[str, Any]:
     print("bench: mapping cost", flush=True)
     results["mapping"] = mapping_costs()
     ours = end_to_end_results["10000-w1"]["seconds"]
+    print("bench: reliability (receipt memory, slow clients)", flush=True)
+    results["reliability"] = reliability()
     results["ratios"] = {
         "end_to_end_over_floor": round(ours / results["floor"]["seconds"], 2),
         "speedup_over_naive": round(end_to_end_results["10000-w1-validating"]["seconds"] / ours, 2),
@@ -598,6 +610,17 @@ def main() -> dict[str, Any]:
     for name, figures in results.items():
         save_section(name, figures)
     print_table(results)
+    return results
+
+
+def reliability_main() -> dict[str, Any]:
+    """``make bench BENCH=reliability``: the figures of README "Reliability" alone."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    _recreate_database()
+    _setup_django()
+    results = reliability()
+    save_section("reliability", results)
+    print_reliability(results)
     return results
 
 
@@ -613,7 +636,24 @@ def _row(*cells: object) -> str:
     return "| " + " | ".join(str(cell) for cell in cells) + " |"
 
 
+def print_reliability(figures: dict[str, Any]) -> None:
+    print()
+    print(_row("Receipt (streamed)", "MB", "seconds", "web process peak RSS MB"))
+    print(_row("---", "---:", "---:", "---:"))
+    for label, row in figures["receipts"].items():
+        print(_row(label, row["mb"], row["seconds"], row["web_peak_rss_mb"]))
+    print()
+    print(_row("Latency (make run's server)", "requests", "p50 ms", "max ms", "over 1 s"))
+    print(_row("---", "---:", "---:", "---:", "---:"))
+    for when, probes in figures["slow_clients"].items():
+        for path, row in probes.items():
+            cells = (row["requests"], row["p50_ms"], row["max_ms"], row["over_1s"])
+            print(_row(f"{when}: {path}", *cells))
+
+
 def print_table(results: dict[str, Any]) -> None:
+    if "reliability" in results:
+        print_reliability(results["reliability"])
     m, e2e, f, r = results["machine"], results["end_to_end"], results["floor"], results["ratios"]
     print()
     print(

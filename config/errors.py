@@ -6,18 +6,25 @@ query that was asked for, or anything about a record: only a fixed text per stat
 errors are OperationOutcomes, so an integrator never gets a page of HTML.
 
 The 500 page is rendered without the request's context: whatever broke (the database, the
-session store) is not touched again to draw the header.
+session store) is not touched again to draw the header. An unreachable database
+(``OperationalError``, ``InterfaceError``) is not a bug but an outage: 503 with Retry-After, an
+OperationOutcome with code ``transient`` under the API (as DRF's handler answers inside it,
+:mod:`ingestion.api.errors`), a page saying so elsewhere.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.template import loader
 
+from ingestion.api.errors import Unavailable
 from ingestion.fhir.outcome import IssueCode, error_outcome
 
 API_PREFIX = "/api/"
@@ -55,6 +62,12 @@ PAGES: dict[int, ErrorPage] = {
         "happening, tell the registry's administrator what you were doing and when.",
         "exception",
     ),
+    503: ErrorPage(
+        "Unavailable for a moment",
+        "The registry cannot reach its database just now. Nothing was changed. "
+        "Please try again in a few seconds.",
+        "transient",
+    ),
 }
 CSRF_REASON = (
     "The form was sent without a valid security token, usually because the page was open for "
@@ -76,7 +89,15 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    return _error_response(request, 500, with_request=False)
+    if not database_unavailable(sys.exc_info()[1]):
+        return _error_response(request, 500, with_request=False)
+    response = _error_response(request, 503, with_request=False, reason=Unavailable().diagnostics)
+    response["Retry-After"] = str(settings.REGISTRY_UNAVAILABLE_RETRY_AFTER_SECONDS)
+    return response
+
+
+def database_unavailable(error: BaseException | None) -> bool:
+    return isinstance(error, OperationalError | InterfaceError)
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

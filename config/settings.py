@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import environ
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from config.secrets import check_strength, generated_secrets, missing
 
@@ -73,6 +75,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "registry",
     "keys",
     "ingestion",
@@ -87,6 +90,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: it answers a locked-out sign-in.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -130,8 +135,13 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "registry",
-            # Fail fast: a cache that hangs would hold every request hostage.
-            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+            # Fail fast: a cache that hangs would hold every request hostage. No retries:
+            # redis-py retries three times by default, four waits where one is enough.
+            "OPTIONS": {
+                "socket_connect_timeout": 0.5,
+                "socket_timeout": 0.5,
+                "retry": Retry(NoBackoff(), 0),
+            },
         }
     }
 else:
@@ -155,7 +165,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # re-enqueues whatever was not published.
 CELERY_TASK_PUBLISH_RETRY = True
 CELERY_TASK_PUBLISH_RETRY_POLICY = {
-    "max_retries": 2,
+    "max_retries": 1,
     "interval_start": 0,
     "interval_step": 0.2,
     "interval_max": 0.5,
@@ -163,8 +173,14 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
     "socket_connect_timeout": 1,
-    "socket_timeout": 5,
+    # Bounds a publish from a web request; the worker's BRPOP waits in its event loop.
+    "socket_timeout": 1,
+    "retry_on_timeout": False,
 }
+# A Redis result backend, should one be configured, gets the same bounds.
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 1
+CELERY_REDIS_SOCKET_TIMEOUT = 1
+CELERY_REDIS_RETRY_ON_TIMEOUT = False
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # --- The ingestion pipeline (README "Pipeline") ---------------------------------------------
@@ -172,14 +188,30 @@ REGISTRY_CHUNK_ENTRIES = env.int("REGISTRY_CHUNK_ENTRIES", default=250)
 REGISTRY_CHUNK_BYTES = env.int("REGISTRY_CHUNK_BYTES", default=4 * 1024 * 1024)
 REGISTRY_LEASE_SECONDS = env.int("REGISTRY_LEASE_SECONDS", default=120)
 REGISTRY_MAX_ATTEMPTS = env.int("REGISTRY_MAX_ATTEMPTS", default=5)
+# Tries of a chunk rolled back by a transient database error before the attempt fails.
+REGISTRY_TRANSIENT_RETRIES = env.int("REGISTRY_TRANSIENT_RETRIES", default=8)
+# A chunk is applied one entry at a time after this many claims in a row applied nothing,
+# and an entry in flight at this many crashes is rejected (README "Reliability").
+REGISTRY_ISOLATE_AFTER_CLAIMS = env.int("REGISTRY_ISOLATE_AFTER_CLAIMS", default=2)
+REGISTRY_ENTRY_CRASH_LIMIT = env.int("REGISTRY_ENTRY_CRASH_LIMIT", default=2)
 REGISTRY_RECOVERY_INTERVAL_SECONDS = env.float("REGISTRY_RECOVERY_INTERVAL_SECONDS", default=30)
 REGISTRY_RECOVERY_GRACE_SECONDS = env.int("REGISTRY_RECOVERY_GRACE_SECONDS", default=30)
-REGISTRY_REQUEUE_AFTER_SECONDS = env.int("REGISTRY_REQUEUE_AFTER_SECONDS", default=600)
+# A queued ingestion no worker has claimed this long is published again (tasks are safe to
+# run twice): a web process that died between its commit and its publish costs 30 to 60 s.
+REGISTRY_REQUEUE_AFTER_SECONDS = env.int("REGISTRY_REQUEUE_AFTER_SECONDS", default=30)
 # Full fhir.resources validation of every course before mapping: for comparison only.
 REGISTRY_FHIR_VALIDATION = env.bool("REGISTRY_FHIR_VALIDATION", default=False)
 REGISTRY_RATE_LIMIT = "120/m"  # spec section 8: per key, per endpoint
 RATELIMIT_FAIL_OPEN = True
+# After a failed cache or broker call, skip that service for this long (config.breaker).
+REGISTRY_REDIS_BREAKER_SECONDS = env.float("REGISTRY_REDIS_BREAKER_SECONDS", default=5)
+# /healthz answers from a verdict at most this old, so pollers cost nothing in an outage.
+REGISTRY_HEALTH_VERDICT_SECONDS = env.float("REGISTRY_HEALTH_VERDICT_SECONDS", default=5)
 REGISTRY_POLL_RETRY_AFTER_SECONDS = env.int("REGISTRY_POLL_RETRY_AFTER_SECONDS", default=2)
+# Retry-After of the 503 answered while the database cannot be reached.
+REGISTRY_UNAVAILABLE_RETRY_AFTER_SECONDS = env.int(
+    "REGISTRY_UNAVAILABLE_RETRY_AFTER_SECONDS", default=5
+)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "recover-ingestions": {
         "task": "ingestion.tasks.recover_ingestions",
@@ -220,6 +252,23 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
+# Sign-in throttling (django-axes) on /accounts/login/ and /admin/login/: after
+# AXES_FAILURE_LIMIT failures, a username and (separately) a client address are locked out
+# for AXES_COOLOFF_TIME hours. Unlock: `manage.py axes_reset_username <name>`,
+# `manage.py axes_reset_ip <address>` or `manage.py axes_reset` (README "Members").
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_TIME", default=0.25)  # hours: 15 minutes
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+# Failed API authentications (401) per client address; past it, 429 before any key lookup.
+REGISTRY_AUTH_FAILURE_RATE = env.str("REGISTRY_AUTH_FAILURE_RATE", default="30/m")
+
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/settings/key/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -248,7 +297,15 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # No traceback in any log: the kind of error and where, never its message (README).
+    "filters": {"kind_only": {"()": "config.logfilters.KindOnly"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["kind_only"],
+        }
+    },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},

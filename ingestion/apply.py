@@ -7,7 +7,9 @@ per chunk rather than one round trip per row. The caller holds the practice's ad
 lock, so concurrent ingestions of one practice produce the outcome of a serial order.
 
 If a bulk write fails (a value the database refuses), the chunk is re-applied one result at
-a time, each in its own savepoint: one bad record never spoils the others.
+a time, each in its own savepoint: one bad record never spoils the others. Any other database
+error (a cancelled statement, a lost connection, a deadlock) is raised, so the caller rolls
+the whole chunk back and tries it again (:mod:`ingestion.faults`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from uuid import UUID, uuid4
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
+from ingestion.faults import is_record_fault
 from ingestion.fhir import CourseOfCare, Rejection, Result, Retraction, Void
 from ingestion.fhir.outcome import error_outcome
 from registry.bulk import insert_rows, update_rows
@@ -62,7 +65,9 @@ def records_apply(
     try:
         with transaction.atomic():
             return _Chunk(practice, ingestion_id).apply(results)
-    except DatabaseError:
+    except DatabaseError as error:
+        if not is_record_fault(error):
+            raise  # not the records' values: the caller rolls the chunk back and retries
         log.warning("bulk apply refused by the database; applying one record at a time")
     outcome = ChunkOutcome()
     for result in results:
@@ -75,6 +80,8 @@ def _apply_alone(practice: Practice, result: Result, ingestion_id: UUID | None) 
         with transaction.atomic():
             return _Chunk(practice, ingestion_id).apply([result])
     except DatabaseError as error:
+        if not is_record_fault(error):
+            raise
         log.warning("record refused by the database (%s)", type(error).__name__)
         outcome = ChunkOutcome()
         outcome.rejected.append(

@@ -40,6 +40,9 @@ class Ingestion(models.Model):
     accepted_count = models.PositiveIntegerField(default=0)
     rejected_count = models.PositiveIntegerField(default=0)
     attempts = models.PositiveSmallIntegerField(default=0)
+    fruitless_claims = models.PositiveSmallIntegerField(
+        default=0, help_text="Claims in a row that applied nothing; only these use up attempts."
+    )
     failure = models.JSONField(null=True, blank=True, help_text="OperationOutcome when failed.")
 
     queued_at = models.DateTimeField(default=timezone.now)
@@ -86,23 +89,38 @@ class StagedChunk(models.Model):
     first_index = models.PositiveIntegerField(help_text="Bundle.entry index of its first entry.")
     entry_count = models.PositiveIntegerField()
     ciphertext = models.BinaryField()
+    # A chunk that keeps killing the worker is isolated: applied one entry at a time.
+    applied_entries = models.PositiveIntegerField(default=0)
+    trying_entry = models.PositiveIntegerField(null=True, blank=True)
+    trying_count = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["ingestion", "seq"], name="staged_chunk_once")
         ]
 
+    @property
+    def isolated(self) -> bool:
+        return self.applied_entries > 0 or self.trying_entry is not None
+
 
 class OutcomeChunk(models.Model):
-    """The receipt entries of one processed chunk, written with the records they describe."""
+    """The receipt entries of one processed chunk, written with the records they describe.
+
+    ``part`` is 0 for a chunk applied whole; an isolated chunk writes one part per entry
+    (1, 2, ...), so the receipt stays in entry order.
+    """
 
     ingestion = models.ForeignKey(Ingestion, on_delete=models.CASCADE, related_name="outcomes")
     seq = models.PositiveIntegerField()
+    part = models.PositiveIntegerField(default=0)
     accepted = models.JSONField(default=list)
     rejected = models.JSONField(default=list)
 
     class Meta:
-        ordering = ["ingestion", "seq"]
+        ordering = ["ingestion", "seq", "part"]
         constraints = [
-            models.UniqueConstraint(fields=["ingestion", "seq"], name="outcome_chunk_once")
+            models.UniqueConstraint(
+                fields=["ingestion", "seq", "part"], name="outcome_chunk_part_once"
+            )
         ]

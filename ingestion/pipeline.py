@@ -27,10 +27,11 @@ from uuid import UUID
 import msgspec
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Case, Exists, F, OuterRef, Q, When
 from django.utils import timezone
 
 from ingestion.apply import ChunkOutcome, records_apply
+from ingestion.faults import is_transient, retry_transient
 from ingestion.fhir import Rejection, Result, map_batch_entry, map_single
 from ingestion.fhir import practice_fingerprint_key as derive_fingerprint_key
 from ingestion.fhir.outcome import error_outcome
@@ -57,6 +58,7 @@ class Claim:
     practice_id: int
     kind: str
     attempts: int
+    fruitless: int  # claims in a row, this one included, that applied nothing so far
     last_seq: int  # the chunks are numbered 0..chunk_count-1
 
 
@@ -65,7 +67,7 @@ def ingestion_process(ingestion_id: UUID) -> None:
     claim = _claim(ingestion_id)
     if claim is None:
         return
-    if claim.attempts > settings.REGISTRY_MAX_ATTEMPTS:
+    if claim.fruitless > settings.REGISTRY_MAX_ATTEMPTS:
         ingestion_fail(
             ingestion_id,
             f"The ingestion could not be processed after {settings.REGISTRY_MAX_ATTEMPTS} "
@@ -87,10 +89,11 @@ CLAIM = """
        SET status = %(processing)s,
            started_at = COALESCE(started_at, %(now)s),
            lease_expires_at = %(lease_end)s,
-           attempts = attempts + 1
+           attempts = attempts + 1,
+           fruitless_claims = fruitless_claims + 1
      WHERE id = %(id)s
        AND (status = %(queued)s OR (status = %(processing)s AND lease_expires_at < %(now)s))
- RETURNING practice_id, kind, attempts, chunk_count
+ RETURNING practice_id, kind, attempts, fruitless_claims, chunk_count
 """
 
 
@@ -103,6 +106,10 @@ def _sql(template: str) -> str:
 
 
 def _claim(ingestion_id: UUID) -> Claim | None:
+    return retry_transient(lambda: _claim_once(ingestion_id), what="claim")
+
+
+def _claim_once(ingestion_id: UUID) -> Claim | None:
     """Take the lease in one statement; None when finished or another worker holds it."""
     parameters = {
         "id": _db_uuid(ingestion_id),
@@ -116,8 +123,8 @@ def _claim(ingestion_id: UUID) -> Claim | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    practice_id, kind, attempts, chunk_count = row
-    return Claim(ingestion_id, practice_id, kind, attempts, chunk_count - 1)
+    practice_id, kind, attempts, fruitless, chunk_count = row
+    return Claim(ingestion_id, practice_id, kind, attempts, fruitless, chunk_count - 1)
 
 
 def _process_chunks(claim: Claim, fingerprint_key: bytes) -> Step:
@@ -128,6 +135,11 @@ def _process_chunks(claim: Claim, fingerprint_key: bytes) -> Step:
     the GIL while the main thread waits on the database). At most two chunks are in memory.
     """
     staged = _next_staged(claim.ingestion_id, after=-1)
+    if staged is not None and _needs_isolation(claim, staged):
+        step = _isolate_chunk(claim, staged, fingerprint_key)
+        if step != Step.NEXT:
+            return step
+        staged = _next_staged(claim.ingestion_id, after=staged["seq"])
     if staged is None:
         return Step.NEXT
     if staged["seq"] == claim.last_seq:  # one chunk left (a single course): no thread
@@ -154,11 +166,14 @@ def _process_chunks(claim: Claim, fingerprint_key: bytes) -> Step:
 
 
 def _next_staged(ingestion_id: UUID, *, after: int) -> Mapping[str, Any] | None:
-    return (
-        StagedChunk.objects.filter(ingestion_id=ingestion_id, seq__gt=after)
-        .order_by("seq")
-        .values("id", "seq", "first_index", "ciphertext")
-        .first()
+    return retry_transient(
+        lambda: (
+            StagedChunk.objects.filter(ingestion_id=ingestion_id, seq__gt=after)
+            .order_by("seq")
+            .values("id", "seq", "first_index", "ciphertext", "applied_entries", "trying_entry")
+            .first()
+        ),
+        what="reading a staged chunk",
     )
 
 
@@ -170,6 +185,13 @@ def _decrypt_and_map(claim: Claim, staged: Mapping[str, Any], key: bytes) -> lis
 
 
 def _apply_chunk(claim: Claim, staged: Mapping[str, Any], results: list[Result]) -> Step:
+    """Apply one mapped chunk, again if a transient error rolled it back."""
+    return retry_transient(
+        lambda: _apply_chunk_once(claim, staged, results), what=f"chunk {staged['seq']}"
+    )
+
+
+def _apply_chunk_once(claim: Claim, staged: Mapping[str, Any], results: list[Result]) -> Step:
     """Apply one mapped chunk with its receipt entries, and say what comes next."""
     with transaction.atomic():
         locked = (
@@ -238,6 +260,7 @@ PROGRESS = """
     UPDATE {ingestion}
        SET accepted_count = accepted_count + %(accepted)s,
            rejected_count = rejected_count + %(rejected)s,
+           fruitless_claims = 0,
            lease_expires_at = CASE WHEN s.remaining = 0 THEN NULL ELSE %(lease_end)s END,
            status = CASE WHEN s.remaining = 0 THEN %(completed)s ELSE status END,
            completed_at = CASE WHEN s.remaining = 0 THEN %(now)s ELSE completed_at END
@@ -252,16 +275,32 @@ def _db_uuid(value: UUID) -> Any:
     return Ingestion._meta.pk.get_db_prep_value(value, connection)
 
 
-def _record_progress(ingestion_id: UUID, seq: int, chunk_id: int, outcome: ChunkOutcome) -> bool:
+def _record_progress(
+    ingestion_id: UUID,
+    seq: int,
+    chunk_id: int,
+    outcome: ChunkOutcome,
+    *,
+    part: int = 0,
+    chunk_done: bool = True,
+) -> bool:
     """The chunk's receipt entries and counts, its deletion, and completion after the last.
 
     Returns True when this was the last chunk: the ingestion is completed in the same
-    transaction as the records it describes.
+    transaction as the records it describes. An isolated chunk records one ``part`` (entry)
+    at a time, and is deleted with its last.
     """
     OutcomeChunk.objects.create(
-        ingestion_id=ingestion_id, seq=seq, accepted=outcome.accepted, rejected=outcome.rejected
+        ingestion_id=ingestion_id,
+        seq=seq,
+        part=part,
+        accepted=outcome.accepted,
+        rejected=outcome.rejected,
     )
-    StagedChunk.objects.filter(id=chunk_id).delete()
+    if chunk_done:
+        StagedChunk.objects.filter(id=chunk_id).delete()
+    else:
+        StagedChunk.objects.filter(id=chunk_id).update(applied_entries=part)
     parameters = {
         "id": _db_uuid(ingestion_id),
         "accepted": len(outcome.accepted),
@@ -327,4 +366,150 @@ def ingestions_to_recover(limit: int = 500) -> list[UUID]:
         Ingestion.objects.filter(lost | abandoned)
         .order_by("queued_at")
         .values_list("id", flat=True)[:limit]
+    )
+
+
+# -- Isolating a chunk that keeps killing the worker -----------------------------------------
+#
+# A chunk whose claims keep ending without progress (the worker killed, or an error that is
+# not a record's fault) is applied one entry at a time, each entry in its own transaction
+# that also records its receipt part. Before an entry is tried, the try is committed, so
+# after a crash the next claim knows which entry was in flight: an entry that has been in
+# flight REGISTRY_ENTRY_CRASH_LIMIT times is rejected with an ``exception`` outcome and the
+# others land. An entry that raises is rejected at once.
+
+
+def _needs_isolation(claim: Claim, staged: Mapping[str, Any]) -> bool:
+    """The previous claim applied nothing (or this chunk is already being isolated)."""
+    started = staged["applied_entries"] > 0 or staged["trying_entry"] is not None
+    return started or claim.fruitless >= settings.REGISTRY_ISOLATE_AFTER_CLAIMS
+
+
+def _isolate_chunk(claim: Claim, staged: Mapping[str, Any], key: bytes) -> Step:
+    log.warning("ingestion %s: isolating chunk %d", claim.ingestion_id, staged["seq"])
+    entries = _chunk_entries(claim, staged)
+    for position in range(staged["applied_entries"], len(entries)):
+        index = staged["first_index"] + position
+        reference = "Bundle" if claim.kind == Ingestion.Kind.SINGLE else f"Bundle.entry[{index}]"
+        if _mark_trying(staged["id"], position) > settings.REGISTRY_ENTRY_CRASH_LIMIT:
+            log.warning("ingestion %s: %s kept crashing", claim.ingestion_id, reference)
+            results: list[Result] = [_crashed(reference)]
+        else:
+            results = _map_alone(claim, entries[position], index, key, reference)
+        step = _apply_entry(claim, staged, position, len(entries), results, reference)
+        if step != Step.NEXT:
+            return step
+    return Step.NEXT
+
+
+def _chunk_entries(claim: Claim, staged: Mapping[str, Any]) -> list[bytes]:
+    plaintext = decrypt_chunk(
+        bytes(staged["ciphertext"]), ingestion_id=claim.ingestion_id, seq=staged["seq"]
+    )
+    if claim.kind == Ingestion.Kind.SINGLE:
+        return [plaintext]
+    return [bytes(raw) for raw in _entries_decoder.decode(plaintext)]
+
+
+def _mark_trying(chunk_id: int, position: int) -> int:
+    """Commit that ``position`` is being tried; how many times it has been, this one included."""
+
+    def mark() -> int:
+        StagedChunk.objects.filter(id=chunk_id).update(
+            trying_count=Case(When(trying_entry=position, then=F("trying_count") + 1), default=1),
+            trying_entry=position,
+        )
+        return (
+            StagedChunk.objects.filter(id=chunk_id).values_list("trying_count", flat=True).first()
+            or 1
+        )
+
+    return retry_transient(mark, what="marking an entry")
+
+
+def _map_alone(claim: Claim, entry: bytes, index: int, key: bytes, reference: str) -> list[Result]:
+    try:
+        if claim.kind == Ingestion.Kind.SINGLE:
+            return map_chunk(claim.kind, entry, 0, key)
+        return map_chunk(claim.kind, b"[" + entry + b"]", index, key)
+    except Exception as error:  # the kind only: a message could quote the entry
+        log.warning(
+            "ingestion %s: %s could not be mapped (%s)",
+            claim.ingestion_id,
+            reference,
+            type(error).__name__,
+        )
+        return [_crashed(reference)]
+
+
+def _apply_entry(
+    claim: Claim,
+    staged: Mapping[str, Any],
+    position: int,
+    total: int,
+    results: list[Result],
+    reference: str,
+) -> Step:
+    def apply(results: list[Result]) -> Step:
+        return retry_transient(
+            lambda: _apply_part_once(claim, staged, position, total, results),
+            what=f"entry {position} of chunk {staged['seq']}",
+        )
+
+    try:
+        return apply(results)
+    except Exception as error:
+        if is_transient(error):
+            raise
+        log.warning(
+            "ingestion %s: %s could not be applied (%s)",
+            claim.ingestion_id,
+            reference,
+            type(error).__name__,
+        )
+        return apply([_crashed(reference)])
+
+
+def _apply_part_once(
+    claim: Claim, staged: Mapping[str, Any], position: int, total: int, results: list[Result]
+) -> Step:
+    with transaction.atomic():
+        locked = (
+            Ingestion.objects.select_for_update(of=("self",))
+            .filter(id=claim.ingestion_id, status=Ingestion.Status.PROCESSING)
+            .annotate(
+                due=Exists(StagedChunk.objects.filter(id=staged["id"], applied_entries=position))
+            )
+            .values_list("due", flat=True)
+        )
+        if not locked:
+            return Step.STOP
+        if not locked[0]:
+            return Step.NEXT  # another worker applied this entry already
+        lock_practice(claim.practice_id)
+        outcome = records_apply(
+            practice=Practice(id=claim.practice_id),
+            results=results,
+            ingestion_id=claim.ingestion_id,
+        )
+        completed = _record_progress(
+            claim.ingestion_id,
+            staged["seq"],
+            staged["id"],
+            outcome,
+            part=position + 1,
+            chunk_done=position + 1 == total,
+        )
+    return Step.DONE if completed else Step.NEXT
+
+
+def _crashed(reference: str) -> Rejection:
+    return Rejection(
+        reference=reference,
+        operation_outcome=error_outcome(
+            "exception",
+            "This entry could not be processed: applying it failed repeatedly. The other "
+            "entries were processed; check this one and send it again.",
+            expression=reference,
+        ),
     )

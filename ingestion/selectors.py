@@ -43,7 +43,7 @@ def _outcome(ingestion: Ingestion) -> dict[str, Any] | None:
         return None
     accepted: list[dict[str, Any]] = []
     rejected: list[dict[str, Any]] = []
-    for chunk in OutcomeChunk.objects.filter(ingestion=ingestion).order_by("seq"):
+    for chunk in OutcomeChunk.objects.filter(ingestion=ingestion).order_by("seq", "part"):
         accepted.extend(chunk.accepted)
         rejected.extend(chunk.rejected)
     if ingestion.failure is not None:

@@ -8,7 +8,7 @@ from django.utils import timezone
 from ingestion.models import Ingestion, StagedChunk
 from ingestion.staging import encrypt_chunk
 from ingestion.submission import Submission
-from ingestion.tasks import enqueue_submitted
+from ingestion.tasks import enqueue_submitted, republish_waiting
 from registry.models import Practice
 
 
@@ -66,3 +66,8 @@ def ingestion_for_key(*, practice: Practice, idempotency_key: str | None) -> Ing
     if idempotency_key is None:
         return None
     return Ingestion.objects.filter(practice=practice, idempotency_key=idempotency_key).first()
+
+
+def ingestion_retried(*, ingestion: Ingestion) -> None:
+    """A submission retried with its Idempotency-Key: republish it if it has not started."""
+    republish_waiting(ingestion)

@@ -11,6 +11,7 @@ resource type and request method.
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -20,6 +21,8 @@ import msgspec
 from ingestion.fhir import submission_kind
 
 UTF8_CHECK_SLICE = 1 << 20
+# Deepest nesting of arrays and objects a submitted body may have (README "Reliability").
+MAX_NESTING = 64
 
 
 class NotABundle(Exception):
@@ -82,6 +85,7 @@ _request_decoder = msgspec.json.Decoder(_Request)
 def parse_submission(body: bytes, *, chunk_entries: int, chunk_bytes: int) -> Submission:
     if not body.strip():
         raise NotABundle("The request body is empty; expected a JSON FHIR Bundle.")
+    check_nesting(body)
     top = _decode_top(body)
     _check_utf8(body)
     if _decode_value(top.get("resourceType")) != "Bundle":
@@ -93,6 +97,41 @@ def parse_submission(body: bytes, *, chunk_entries: int, chunk_bytes: int) -> Su
         ((0, len(entries)),) if kind == "single" else _bounds(entries, chunk_entries, chunk_bytes)
     )
     return Submission(kind=kind, body=body, entries=entries, bounds=bounds)
+
+
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)
+_STRING = re.compile(rb'"[^"]*"')
+_NOT_STRUCTURE = bytes(set(range(256)) - set(b'"[]{}'))
+# Depth is what matters here; a "[" closed by "}" is left for the JSON decoder to refuse.
+_CURLY_AS_SQUARE = bytes.maketrans(b"{}", b"[]")
+
+
+def check_nesting(body: bytes, limit: int = MAX_NESTING) -> None:
+    """Refuse a body whose arrays and objects nest deeper than ``limit``, before any parser
+    recurses into it (a deep enough body exhausts the stack of a recursive parser).
+
+    Only quotes and brackets are kept (escapes dropped first), then the strings go; two
+    adjacent quotes can always go (an empty string, or two strings with nothing between
+    them), which leaves few strings for the regex. With braces read as square brackets,
+    each pass removes the innermost pairs, so a body of depth d is empty after d passes.
+    Unclosed brackets are refused here too (a parser skipping them could recurse as deep).
+    """
+    unescaped = _ESCAPE.sub(b"", body) if b"\\" in body else body
+    structure = unescaped.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    brackets = _STRING.sub(b"", structure).translate(_CURLY_AS_SQUARE)
+    for _ in range(limit):
+        inner = brackets.replace(b"[]", b"")
+        if inner == brackets:
+            break
+        brackets = inner
+    if not brackets:
+        return
+    if brackets == brackets.replace(b"[]", b""):
+        raise NotABundle("The body is not valid JSON: its brackets do not match.")
+    raise NotABundle(
+        f"The body nests arrays and objects deeper than {limit} levels; a FHIR Bundle "
+        f"needs far fewer (README, Reliability)."
+    )
 
 
 def _decode_top(body: bytes) -> dict[str, msgspec.Raw]:

@@ -9,6 +9,7 @@ from celery import Task, shared_task
 from django.conf import settings
 from django.utils import timezone
 
+from config.breaker import broker_breaker
 from ingestion.models import Ingestion
 from ingestion.pipeline import (
     ingestion_fail,
@@ -19,6 +20,10 @@ from ingestion.pipeline import (
 from ingestion.staging import UnreadablePayload
 
 log = logging.getLogger(__name__)
+
+
+class BrokerSkipped(Exception):
+    """Publishing was not tried: the broker failed a moment ago."""
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
@@ -35,8 +40,10 @@ def process_ingestion(self: Task, ingestion_id: str) -> None:
 
 
 def _retry_or_fail(task: Task, ingestion_id: UUID) -> None:
+    # Only claims that applied nothing count: a crash after progress is not a failed attempt.
     attempts = (
-        Ingestion.objects.filter(id=ingestion_id).values_list("attempts", flat=True).first() or 0
+        Ingestion.objects.filter(id=ingestion_id).values_list("fruitless_claims", flat=True).first()
+        or 0
     )
     if attempts >= settings.REGISTRY_MAX_ATTEMPTS:
         ingestion_fail(
@@ -61,15 +68,33 @@ def enqueue_submitted(ingestion_id: UUID) -> None:
 
     Setting it with the insert spares every submission a second write. If publishing fails
     (broker down), it is cleared, so the recovery picks the ingestion up after its grace
-    period; nothing is lost either way.
+    period; nothing is lost either way. While the broker breaker is open (it failed a
+    moment ago), publishing is not even tried.
     """
     try:
+        if broker_breaker.is_open:
+            raise BrokerSkipped
         process_ingestion.delay(str(ingestion_id))
-    except Exception:
+    except Exception as error:
         Ingestion.objects.filter(id=ingestion_id, status=Ingestion.Status.QUEUED).update(
             enqueued_at=None
         )
+        if isinstance(error, BrokerSkipped):
+            return
+        broker_breaker.trip(error)
         raise
+
+
+def republish_waiting(ingestion: Ingestion) -> None:
+    """A client retried with the ingestion's Idempotency-Key: if it is still queued (its
+    message may have been lost with a web process), publish it again. Safe to run twice;
+    a broker that is down only leaves it to the recovery."""
+    if ingestion.status != Ingestion.Status.QUEUED or broker_breaker.is_open:
+        return
+    try:
+        enqueue(ingestion.id)
+    except Exception as error:
+        broker_breaker.trip(error)
 
 
 @shared_task(ignore_result=True)

@@ -40,3 +40,14 @@ def other_practice(db):
     from registry.models import Practice
 
     return Practice.objects.create(slug="riverside", name="Riverside")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_breakers_and_health() -> None:
+    """Each test starts with the Redis breakers closed and no /healthz verdict kept."""
+    from config.breaker import broker_breaker, cache_breaker
+    from config.health import verdict
+
+    cache_breaker.close()
+    broker_breaker.close()
+    verdict.checks, verdict.taken_at = None, 0.0

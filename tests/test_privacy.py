@@ -145,8 +145,9 @@ def test_nothing_identifying_reaches_a_table_a_log_or_a_task(client, caplog):
         envelope = json.loads(raw)
         payload = base64.b64decode(envelope["body"]).decode()
         args = json.loads(payload)[0]
-        assert len(args) == 1
-        uuid.UUID(args[0])  # the only argument: an ingestion id
+        assert len(args) <= 1  # a beat's recovery (left by a killed worker) has none
+        for arg in args:
+            uuid.UUID(arg)  # the only argument: an ingestion id
 
     for ingestion_id in ids:
         ingestion_process(uuid.UUID(ingestion_id))

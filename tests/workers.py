@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -57,6 +58,9 @@ class Worker:
 
     def stop(self) -> None:
         if self.process.poll() is not None:
+            # It died (killed, or crashed): its embedded beat may still run in its group.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
             return
         os.killpg(self.process.pid, signal.SIGTERM)
         try:
@@ -68,13 +72,13 @@ class Worker:
 
 @contextmanager
 def celery_worker(
-    tmp_path: Path, name: str, *, beat: bool = False, **environment: str
+    tmp_path: Path, name: str, *, beat: bool = False, app: str = "config", **environment: str
 ) -> Iterator[Worker]:
     log = tmp_path / f"{name}.log"
     command = [
         str(CELERY),
         "-A",
-        "config",
+        app,
         "worker",
         "--pool=solo",
         "--without-gossip",

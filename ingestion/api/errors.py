@@ -10,7 +10,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
+from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -41,12 +43,29 @@ class FhirError(exceptions.APIException):
 
 
 class RateLimited(FhirError):
-    def __init__(self, retry_after: int) -> None:
+    def __init__(
+        self,
+        retry_after: int,
+        what: str = "at most 120 requests per minute per key for this endpoint",
+    ) -> None:
         seconds = max(1, retry_after)
         super().__init__(
             status.HTTP_429_TOO_MANY_REQUESTS,
             "throttled",
-            f"Rate limit exceeded: at most 120 requests per minute per key for this endpoint. "
+            f"Rate limit exceeded: {what}. Retry after {seconds} seconds.",
+            headers={"Retry-After": str(seconds)},
+        )
+
+
+class Unavailable(FhirError):
+    """The database cannot be reached: 503, ``transient``, with Retry-After (never a 500)."""
+
+    def __init__(self) -> None:
+        seconds = settings.REGISTRY_UNAVAILABLE_RETRY_AFTER_SECONDS
+        super().__init__(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "transient",
+            f"The registry's database cannot be reached just now; nothing was stored. "
             f"Retry after {seconds} seconds.",
             headers={"Retry-After": str(seconds)},
         )
@@ -55,6 +74,9 @@ class RateLimited(FhirError):
 def _outcome_for(exc: Exception) -> FhirError | None:
     if isinstance(exc, FhirError):
         return exc
+    if isinstance(exc, OperationalError | InterfaceError):
+        log.warning("database unavailable (%s): answering 503", type(exc).__name__)
+        return Unavailable()
     if isinstance(exc, exceptions.NotAuthenticated):
         return FhirError(
             401, "login", "Authentication required: send Authorization: Bearer <API key>."
@@ -90,4 +112,8 @@ def fhir_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     auth_header = getattr(exc, "auth_header", None)
     if auth_header and error.status_code == status.HTTP_401_UNAUTHORIZED:
         response["WWW-Authenticate"] = auth_header
+    if error.status_code == status.HTTP_401_UNAUTHORIZED and "request" in context:
+        from ingestion.api.ratelimit import count_auth_failure
+
+        count_auth_failure(context["request"])
     return response

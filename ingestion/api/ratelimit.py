@@ -2,7 +2,8 @@
 
 django-ratelimit keeps the counters in the Django cache (Redis in production), so the limit
 holds across gunicorn processes and machines. If the cache cannot be reached the limiter
-fails open: a submission is worth more than a rate limit, and it is logged.
+fails open: a submission is worth more than a rate limit, and it is logged. The cache's
+timeouts bound the wait, and after a failure the breaker skips the cache for a few seconds.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from django.conf import settings
 from django_ratelimit.core import get_usage
 from rest_framework.request import Request
 
+from config.breaker import cache_breaker
 from ingestion.api.errors import RateLimited
 
 log = logging.getLogger(__name__)
@@ -23,6 +25,8 @@ def _per_key(group: str, request: Request) -> str:
 
 
 def enforce_rate_limit(request: Request, *, group: str) -> None:
+    if cache_breaker.is_open:
+        return  # the cache failed a moment ago: fail open without waiting on it again
     try:
         usage = get_usage(
             request,
@@ -31,8 +35,48 @@ def enforce_rate_limit(request: Request, *, group: str) -> None:
             rate=settings.REGISTRY_RATE_LIMIT,
             increment=True,
         )
-    except Exception as error:  # the cache is down: let the request through
+    except Exception as error:  # the cache is down or hung: let the request through
         log.warning("rate limiter unavailable, failing open (%s)", type(error).__name__)
+        cache_breaker.trip(error)
         return
     if usage is not None and usage["should_limit"]:
         raise RateLimited(retry_after=int(usage["time_left"]))
+
+
+AUTH_FAILURES = "registry.auth-failures"
+
+
+def _per_address(group: str, request: Request) -> str:
+    return str(request.META.get("REMOTE_ADDR", ""))
+
+
+def _auth_failures(request: Request, *, increment: bool) -> dict[str, object] | None:
+    if cache_breaker.is_open:
+        return None
+    try:
+        return get_usage(
+            request,
+            group=AUTH_FAILURES,
+            key=_per_address,
+            rate=settings.REGISTRY_AUTH_FAILURE_RATE,
+            increment=increment,
+        )
+    except Exception as error:  # fail open, as the per-key limit does
+        log.warning("rate limiter unavailable, failing open (%s)", type(error).__name__)
+        cache_breaker.trip(error)
+        return None
+
+
+def enforce_auth_failure_limit(request: Request) -> None:
+    """Refuse (429) an address that has failed authentication too often, before any lookup."""
+    usage = _auth_failures(request, increment=False)
+    if usage is not None and usage["count"] >= usage["limit"]:  # type: ignore[operator]
+        raise RateLimited(
+            retry_after=int(usage["time_left"]),  # type: ignore[call-overload]
+            what=f"at most {settings.REGISTRY_AUTH_FAILURE_RATE.split('/')[0]} failed "
+            f"authentications per minute from one address",
+        )
+
+
+def count_auth_failure(request: Request) -> None:
+    _auth_failures(request, increment=True)

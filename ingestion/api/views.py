@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.http import StreamingHttpResponse
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import api_view, authentication_classes, permission_classes
@@ -15,13 +16,15 @@ from rest_framework.views import APIView
 
 from ingestion.api import schema
 from ingestion.api.accepted import accepted_outcome
+from ingestion.api.body import BodyTooLarge, is_chunked, read_chunked
 from ingestion.api.capability import api_base
 from ingestion.api.errors import FhirError
-from ingestion.api.ratelimit import enforce_rate_limit
+from ingestion.api.ratelimit import enforce_auth_failure_limit, enforce_rate_limit
 from ingestion.models import Ingestion
 from ingestion.progress import progress_headers
+from ingestion.receipt import receipt_stream
 from ingestion.selectors import ingestion_get, ingestion_receipt
-from ingestion.services import ingestion_for_key, ingestion_submit
+from ingestion.services import ingestion_for_key, ingestion_retried, ingestion_submit
 from ingestion.submission import NotABundle, parse_submission
 from keys.authentication import ApiKeyAuthentication
 from keys.models import INGEST_READ, INGEST_WRITE, ApiKey
@@ -35,6 +38,10 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 class RegistryApiView(APIView):
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [HasScope]
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        enforce_auth_failure_limit(request)  # before the key is even looked up
+        super().initial(request, *args, **kwargs)
 
     def practice(self, request: Request) -> Practice:
         """The key's practice (HasScope has let only requests with an ApiKey through)."""
@@ -51,6 +58,7 @@ class SubmitBundleView(RegistryApiView):
         idempotency_key = _idempotency_key(request)
         earlier = ingestion_for_key(practice=practice, idempotency_key=idempotency_key)
         if earlier is not None:
+            ingestion_retried(ingestion=earlier)  # its message may have been lost: again
             return _accepted(request, earlier)  # a retry: the original answer, nothing new
         _check_content_type(request)
         body = _read_body(request)
@@ -74,16 +82,22 @@ class IngestionStatusView(RegistryApiView):
     required_scope = INGEST_READ
 
     @schema.status
-    def get(self, request: Request, ingestion: str) -> Response:
+    def get(self, request: Request, ingestion: str) -> Response | StreamingHttpResponse:
         enforce_rate_limit(request, group="status")
         found = ingestion_get(practice=self.practice(request), ingestion_id=ingestion)
         if found is None:
             raise FhirError(404, "not-found", "No ingestion with this id for this practice.")
+        if found.finished:
+            return _streamed_receipt(found)
         receipt = ingestion_receipt(found)
         headers = progress_headers(receipt)
-        if not found.finished:
-            headers["Retry-After"] = str(settings.REGISTRY_POLL_RETRY_AFTER_SECONDS)
+        headers["Retry-After"] = str(settings.REGISTRY_POLL_RETRY_AFTER_SECONDS)
         return Response(receipt, headers=headers, content_type="application/json")
+
+
+def _streamed_receipt(ingestion: Ingestion) -> StreamingHttpResponse:
+    """A finished receipt, written from the stored outcome rows in bounded memory."""
+    return StreamingHttpResponse(receipt_stream(ingestion), content_type="application/json")
 
 
 def _accepted(request: Request, ingestion: Ingestion) -> Response:
@@ -123,6 +137,11 @@ def _read_body(request: Request) -> bytes:
         f"The body is larger than the limit of {limit} bytes.",
         expression="Bundle",
     )
+    if is_chunked(request):
+        try:
+            return read_chunked(request, limit)
+        except BodyTooLarge:
+            raise too_large from None
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:

@@ -1,7 +1,13 @@
-"""The chart number (``external_record_id``): the key a practice uses for its records."""
+"""The chart number (``external_record_id``): the key a practice uses for its records.
+
+Chart numbers that look identical are one chart: each is normalised before it is stored or
+compared (Unicode NFC, without format characters such as a zero-width space, a byte-order
+mark or a direction mark, and stripped of surrounding white space).
+"""
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from .outcome import issue
@@ -18,7 +24,13 @@ def read_chart_number(value: object, expression: str) -> str | dict[str, Any]:
             "The chart number is missing or empty; it is required to identify the record.",
             expression=expression,
         )
-    chart_number = value.strip()
+    chart_number = normalise_chart_number(value)
+    if not chart_number:
+        return issue(
+            "required",
+            "The chart number is missing or empty; it is required to identify the record.",
+            expression=expression,
+        )
     if len(chart_number) > CHART_NUMBER_LIMIT:
         return issue(
             "value",
@@ -32,3 +44,11 @@ def read_chart_number(value: object, expression: str) -> str | dict[str, Any]:
             expression=expression,
         )
     return chart_number
+
+
+def normalise_chart_number(value: str) -> str:
+    """NFC, without format characters (Unicode category Cf), stripped."""
+    if value.isascii():
+        return value.strip()
+    visible = "".join(c for c in value if unicodedata.category(c) != "Cf")
+    return unicodedata.normalize("NFC", visible).strip()

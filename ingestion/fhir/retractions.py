@@ -1,7 +1,11 @@
-"""Retractions sent as a batch or transaction entry with ``request.method`` DELETE.
+r"""Retractions sent as a batch or transaction entry with ``request.method`` DELETE.
 
 The chart number comes from ``request.url``, as ``Bundle?identifier=[system|]VALUE`` or
 ``Bundle/VALUE`` (optionally after a base URL), percent-decoded (a ``+`` stays a ``+``).
+The identifier is a FHIR search token: everything after its first unescaped ``|`` is the
+chart number, and ``\|``, ``\,``, ``\$`` and ``\\`` stand for the character itself. So a chart
+number holding ``|`` is sent as ``identifier=|AB|12`` (no system), ``identifier=AB\|12``,
+``identifier=<system>|AB|12`` or ``Bundle/AB%7C12``.
 When the url names none, the entry resource's ``identifier.value`` is used. A Composition
 with status ``entered-in-error`` (the other way to retract) is read with the document, in
 :mod:`ingestion.fhir.course`.
@@ -57,10 +61,19 @@ def _identifier_parameter(query: str) -> str | None:
     for parameter in query.split("&"):
         name, _, value = parameter.partition("=")
         if unquote(name) == "identifier":
-            token = unquote(value)
-            system, separator, code = token.partition("|")
-            return code if separator else system
+            return _token_code(unquote(value))
     return None
+
+
+_SYSTEM = re.compile(r"(?:\\.|[^\\|])*\|", re.DOTALL)
+_ESCAPED = re.compile(r"\\([\\|,$])")
+
+
+def _token_code(token: str) -> str:
+    """The code of a FHIR token ``[system|]code``, its search escapes resolved."""
+    system = _SYSTEM.match(token)
+    code = token[system.end() :] if system is not None else token
+    return _ESCAPED.sub(r"\1", code)
 
 
 def _resource_identifier(resource: object) -> str | None:

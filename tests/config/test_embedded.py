@@ -40,7 +40,8 @@ for body in bodies:
         "/api/registry/fhir/Bundle", dumps(body), content_type="application/fhir+json"
     )
     assert response.status_code == 202, response.content
-    receipts.append(client.get(response["Content-Location"]).json())
+    receipt = client.get(response["Content-Location"])  # finished: a streamed receipt
+    receipts.append(json.loads(b"".join(receipt.streaming_content)))
 print(json.dumps(receipts))
 """
 

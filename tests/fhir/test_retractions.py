@@ -79,6 +79,17 @@ def test_a_retraction_in_a_batch_names_its_entry() -> None:
         ("https://registry.example.org/fhir/Bundle/C-9", "C-9"),
         ("/Bundle?identifier=C-9", "C-9"),
         ("Bundle?identifier=%20C-9%20", "C-9"),
+        # A chart number holding "|": after the first unescaped bar, or escaped (FHIR search)
+        ("Bundle?identifier=|AB|12", "AB|12"),
+        ("Bundle?identifier=urn:example:charts|AB|12", "AB|12"),
+        ("Bundle?identifier=AB\\|12", "AB|12"),
+        ("Bundle?identifier=AB%5C%7C12", "AB|12"),
+        ("Bundle?identifier=|A\\\\B", "A\\B"),
+        ("Bundle/AB%7C12", "AB|12"),
+        # Normalised: NFC, no zero-width space or byte-order mark
+        ("Bundle?identifier=C%E2%80%8B-9", "C-9"),
+        ("Bundle/%EF%BB%BFC-9", "C-9"),
+        ("Bundle?identifier=Jose%CC%81", "Jos\u00e9"),
     ],
 )
 def test_a_delete_names_the_chart_number_in_its_url(url: str, chart: str) -> None:

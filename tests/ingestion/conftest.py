@@ -44,10 +44,15 @@ class Api:
         )
 
     def receipt(self, ingestion_id: str, *, token: str | None = None):
-        return self.client.get(
+        response = self.client.get(
             f"/api/registry/fhir/ingestions/{ingestion_id}",
             headers={"Authorization": f"Bearer {token or self.token}"},
         )
+        if response.streaming:  # a finished receipt is streamed: read it whole here
+            body = b"".join(response.streaming_content)
+            response.json = lambda: orjson.loads(body)
+            response.streamed_body = body
+        return response
 
 
 def ingestion_id_of(response) -> str:

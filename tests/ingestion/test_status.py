@@ -110,10 +110,10 @@ def test_an_unreadable_payload_fails_the_ingestion_with_an_operation_outcome(api
     assert not StagedChunk.objects.filter(ingestion_id=ingestion_id).exists()
 
 
-def test_an_ingestion_that_keeps_crashing_ends_failed(api, settings):
+def test_an_ingestion_whose_claims_keep_applying_nothing_ends_failed(api, settings):
     settings.REGISTRY_MAX_ATTEMPTS = 2
     ingestion_id = uuid.UUID(submitted(api))
-    Ingestion.objects.filter(id=ingestion_id).update(attempts=2)
+    Ingestion.objects.filter(id=ingestion_id).update(attempts=2, fruitless_claims=2)
     ingestion_process(ingestion_id)  # the third claim is past the limit
     ingestion = Ingestion.objects.get(id=ingestion_id)
     assert ingestion.status == Ingestion.Status.FAILED
@@ -148,3 +148,13 @@ def test_a_revoked_key_is_locked_out_at_once(api, practice):
     ingestion_id = submitted(api)
     key_revoke(practice=practice, via=KeyEvent.Via.COMMAND)
     assert_outcome(api.receipt(ingestion_id), 401, "login")
+
+
+def test_claims_that_made_progress_do_not_use_up_the_attempts(api, settings):
+    settings.REGISTRY_MAX_ATTEMPTS = 2
+    ingestion_id = uuid.UUID(submitted(api))
+    Ingestion.objects.filter(id=ingestion_id).update(attempts=9, fruitless_claims=0)
+    ingestion_process(ingestion_id)
+    ingestion = Ingestion.objects.get(id=ingestion_id)
+    assert ingestion.status == Ingestion.Status.COMPLETED
+    assert (ingestion.attempts, ingestion.fruitless_claims) == (10, 0)

@@ -13,6 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import connection
+from django.http import HttpRequest
 from django.test import Client
 from rest_framework.exceptions import AuthenticationFailed
 
@@ -38,7 +39,9 @@ def mint_every_way() -> list[str]:
     member = User.objects.create_user("sam", password="correct horse battery staple")
     Membership.objects.create(user=member, practice=Practice.objects.get(slug="by-settings"))
     client = Client()
-    assert client.login(username="sam", password="correct horse battery staple")
+    assert client.login(
+        request=HttpRequest(), username="sam", password="correct horse battery staple"
+    )
     page = client.post("/settings/key/mint/?practice=by-settings", {"scopes": list(SCOPES)})
     tokens += TOKEN.findall(page.content.decode())
     key = ApiKey.objects.get(practice__slug="by-settings", revoked_at__isnull=True)
@@ -47,7 +50,9 @@ def mint_every_way() -> list[str]:
 
     User.objects.create_superuser("root", password="correct horse battery staple")
     admin = Client()
-    assert admin.login(username="root", password="correct horse battery staple")
+    assert admin.login(
+        request=HttpRequest(), username="root", password="correct horse battery staple"
+    )
     practice = Practice.objects.get(slug="by-admin")
     page = admin.post(
         "/admin/registry/practice/",

@@ -1,0 +1,164 @@
+"""Transient database errors roll a chunk back and retry it; only a record's values reject it.
+
+The worker test cancels the real worker's statements with ``pg_cancel_backend`` while it
+applies a batch, as an operator or a statement timeout would.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import psycopg
+import pytest
+from django.db import DatabaseError, connection, transaction
+from django.test import override_settings
+
+from ingestion.faults import is_record_fault, is_transient, sqlstate
+from ingestion.models import Ingestion
+from registry.models import Record
+from tests import workers
+from tests.factories import batch, course, letters
+from tests.ingestion.conftest import Api, ingestion_id_of, mint
+from tests.workers import celery_worker, wait_for
+
+WORKER_APP_NAME = "registry-i12-cancel-me"
+
+
+def database_error(statement: str) -> DatabaseError:
+    with (
+        pytest.raises(DatabaseError) as caught,
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(statement)
+    return caught.value
+
+
+@pytest.mark.django_db(transaction=True)
+def test_values_the_database_refuses_are_the_records_fault():
+    too_big = database_error("SELECT 99999999999::int")
+    assert sqlstate(too_big) == "22003"
+    assert is_record_fault(too_big)
+    assert not is_transient(too_big)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cancelled_statement_is_transient_not_the_records_fault():
+    with connection.cursor() as cursor:
+        cursor.execute("SET statement_timeout = 10")
+    try:
+        cancelled = database_error("SELECT pg_sleep(1)")
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET statement_timeout")
+    assert sqlstate(cancelled) == "57014"
+    assert is_transient(cancelled)
+    assert not is_record_fault(cancelled)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_deadlock_is_transient():
+    deadlock = database_error(
+        "DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = 'deadlock_detected'; END $$"
+    )
+    assert is_transient(deadlock)
+    assert not is_record_fault(deadlock)
+
+
+class Canceller(threading.Thread):
+    """Cancels the worker's running statements, one every few milliseconds."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.stop = threading.Event()
+        self.cancelled = 0
+
+    def run(self) -> None:
+        with psycopg.connect(workers.test_database_url(), autocommit=True) as conn:
+            while not self.stop.wait(0.003):
+                row = conn.execute(
+                    "SELECT count(*) FILTER (WHERE pg_cancel_backend(pid)) FROM pg_stat_activity"
+                    " WHERE application_name = %s AND state = 'active'",
+                    [WORKER_APP_NAME],
+                ).fetchone()
+                self.cancelled += row[0] if row else 0
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+@override_settings(REGISTRY_CHUNK_ENTRIES=20)
+def test_cancelled_statements_never_reject_a_valid_record(client, tmp_path):
+    from registry.models import Practice
+
+    api = Api(client, mint(Practice.objects.create(slug="st-mary")), None)  # type: ignore[arg-type]
+    courses = [course(f"C-{i}", family=f"Family{letters(i)}") for i in range(1500)]
+    canceller = Canceller()
+    with celery_worker(tmp_path, "cancelled", PGAPPNAME=WORKER_APP_NAME) as worker:
+        canceller.start()
+        try:
+            ingestion_id = uuid.UUID(ingestion_id_of(api.submit(batch(*courses))))
+            ingestion = wait_for(
+                lambda: Ingestion.objects.filter(
+                    id=ingestion_id, status__in=["completed", "failed"]
+                ).first(),
+                message="the batch to finish",
+            )
+        finally:
+            canceller.stop.set()
+            canceller.join()
+        log = worker.output()
+    print("statements cancelled:", canceller.cancelled)
+    assert canceller.cancelled > 0
+    assert "rolled back (QueryCanceled" in log or "rolled back (OperationalError" in log
+    assert ingestion.status == Ingestion.Status.COMPLETED
+    assert (ingestion.accepted_count, ingestion.rejected_count) == (1500, 0)
+    assert Record.objects.count() == 1500
+
+
+def finished_or_dead(ingestion_id, worker):
+    def check():
+        ingestion = Ingestion.objects.get(id=ingestion_id)
+        return ingestion.finished or worker.process.poll() is not None
+
+    return check
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+@override_settings(REGISTRY_CHUNK_ENTRIES=10)
+def test_a_chunk_that_keeps_killing_the_worker_loses_only_the_crashing_entry(client, tmp_path):
+    """Each claim makes progress and then dies; the crashing entry is isolated and rejected."""
+    from registry.models import Practice
+
+    api = Api(client, mint(Practice.objects.create(slug="st-mary")), None)  # type: ignore[arg-type]
+    charts = [f"C-{i}" for i in range(60)]
+    charts[25] = "CRASH-ME"
+    courses = [course(chart, family=f"Family{letters(i)}") for i, chart in enumerate(charts)]
+    fast_recovery = {
+        "REGISTRY_LEASE_SECONDS": "1",
+        "REGISTRY_RECOVERY_INTERVAL_SECONDS": "0.5",
+        "REGISTRY_RECOVERY_GRACE_SECONDS": "1",
+    }
+    ingestion_id = uuid.UUID(ingestion_id_of(api.submit(batch(*courses))))
+    crashes = 0
+    for round_ in range(12):
+        with celery_worker(
+            tmp_path, f"crashing-{round_}", beat=True, app="tests.crashing_worker", **fast_recovery
+        ) as worker:
+            wait_for(finished_or_dead(ingestion_id, worker), message="a crash or the end")
+            crashes += worker.process.poll() is not None
+        if Ingestion.objects.get(id=ingestion_id).finished:
+            break
+    ingestion = Ingestion.objects.get(id=ingestion_id)
+    assert crashes >= 3
+    assert ingestion.status == Ingestion.Status.COMPLETED
+    assert (ingestion.accepted_count, ingestion.rejected_count) == (59, 1)
+    assert Record.objects.count() == 59
+    assert not Record.objects.filter(external_record_id="CRASH-ME").exists()
+    receipt = api.receipt(str(ingestion_id)).json()["outcome"]
+    accepted = [entry["reference"] for entry in receipt["accepted"]]
+    assert accepted == [f"Bundle.entry[{i}]" for i in range(60) if i != 25]
+    (rejected,) = receipt["rejected"]
+    assert rejected["reference"] == "Bundle.entry[25]"
+    assert rejected["operation_outcome"]["issue"][0]["code"] == "exception"
