@@ -22,7 +22,7 @@ install: $(STAMP)
 
 run: install
 	$(PY) manage.py migrate --noinput
-	REGISTRY_BANNER=1 exec $(VENV)/bin/gunicorn config.wsgi --config config/gunicorn.py
+	REGISTRY_BANNER=1 exec $(VENV)/bin/gunicorn config.asgi:application --config config/gunicorn.py
 
 worker: install
 	exec $(VENV)/bin/celery -A config worker --loglevel=INFO

@@ -195,7 +195,7 @@ def served_as_make_run(port: int) -> Iterator[Any]:
         except OSError:
             return False
 
-    command = [str(BIN / "gunicorn"), "config.wsgi", "--config", "config/gunicorn.py"]
+    command = [str(BIN / "gunicorn"), "config.asgi:application", "--config", "config/gunicorn.py"]
     with service(command, "web-as-run", answers, PORT=str(port)) as running:
         yield running
 

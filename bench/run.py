@@ -180,15 +180,13 @@ def web(port: int) -> Iterator[Service]:
 
     command = [
         str(BIN / "gunicorn"),
-        "config.wsgi",
+        "config.asgi:application",
         "--config",
         "config/gunicorn.py",
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",
         "2",
-        "--threads",
-        "8",
         "--access-logfile",
         "/dev/null",
     ]

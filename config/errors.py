@@ -62,6 +62,16 @@ PAGES: dict[int, ErrorPage] = {
         "happening, tell the registry's administrator what you were doing and when.",
         "exception",
     ),
+    408: ErrorPage(
+        "Request too slow",
+        "The request did not arrive in time, so it was not processed. Send it again.",
+        "timeout",
+    ),
+    413: ErrorPage(
+        "Request too large",
+        "The request is larger than the registry accepts, so it was not processed.",
+        "too-costly",
+    ),
     503: ErrorPage(
         "Unavailable for a moment",
         "The registry cannot reach its database just now. Nothing was changed. "
@@ -103,6 +113,12 @@ def database_unavailable(error: BaseException | None) -> bool:
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """``CSRF_FAILURE_VIEW``: Django's ``reason`` is for developers and is not shown."""
     return _error_response(request, 403, reason=CSRF_REASON)
+
+
+def error_page_html(status: int, reason: str = "") -> str:
+    """The page for ``status`` without a request (the front answers before Django runs)."""
+    context = {"status": status, "page": PAGES[status], "reason": reason}
+    return loader.get_template(TEMPLATE).render(context)
 
 
 def _error_response(

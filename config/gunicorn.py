@@ -5,9 +5,16 @@ from __future__ import annotations
 import os
 from typing import Any
 
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# Under ASGI each request runs its view on a thread of its own: database connections come
+# from a pool instead of being kept per thread (config/settings.py).
+os.environ.setdefault("REGISTRY_WEB_ASGI", "1")
+
 bind = f"127.0.0.1:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-threads = int(os.environ.get("WEB_THREADS", "4"))
+# gunicorn's asyncio worker (config/front.py): slow clients wait as coroutines, not threads.
+worker_class = "config.front.Worker"
+worker_connections = int(os.environ.get("WEB_CONNECTIONS", "1000"))
 # Large batches take a while to upload and stage; don't kill the worker mid-request.
 timeout = int(os.environ.get("WEB_TIMEOUT", "120"))
 accesslog = "-"

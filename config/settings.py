@@ -63,6 +63,11 @@ if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
 REGISTRY_MAX_BODY_BYTES = env.int("REGISTRY_MAX_BODY_BYTES", default=64 * 1024 * 1024)
 # Django refuses to read a body above this; the API answers 413 itself before that point.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(REGISTRY_MAX_BODY_BYTES, 2_621_440)
+# The web front (config/front.py): a connection's request headers must be complete this long
+# after it opens; a body may pause this long between pieces, and must be whole in this time.
+REGISTRY_HEADER_TIMEOUT_SECONDS = env.float("REGISTRY_HEADER_TIMEOUT_SECONDS", default=10.0)
+REGISTRY_BODY_IDLE_SECONDS = env.float("REGISTRY_BODY_IDLE_SECONDS", default=15.0)
+REGISTRY_BODY_TIMEOUT_SECONDS = env.float("REGISTRY_BODY_TIMEOUT_SECONDS", default=120.0)
 
 # --- Applications ---------------------------------------------------------------------------
 INSTALLED_APPS = [
@@ -126,6 +131,19 @@ else:
     }
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# The web process (config/gunicorn.py sets REGISTRY_WEB_ASGI): under ASGI each request runs its
+# view on a thread of its own, so a connection kept per thread would outlive the thread. Each
+# request takes a connection from a per-process pool (PostgreSQL) or opens one, and gives it
+# back when it ends.
+if env.bool("REGISTRY_WEB_ASGI", default=False):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = False  # the pool checks connections
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 2,
+            "max_size": env.int("REGISTRY_WEB_DB_POOL_SIZE", default=16),
+            "timeout": 10,
+        }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")

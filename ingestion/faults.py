@@ -28,17 +28,22 @@ RECORD_FAULT_CLASSES = frozenset({"22", "23"})
 # resources, operator intervention (query cancelled, admin shutdown), system error.
 TRANSIENT_CLASSES = frozenset({"08", "40", "53", "57", "58"})
 TRANSIENT_STATES = frozenset({"55P03", "55006"})  # lock not available, object in use
+# A statement sent after an error in the same transaction: the error that matters came first.
+IN_FAILED_TRANSACTION = "25P02"
 
 
 def sqlstate(error: BaseException) -> str | None:
     """The SQLSTATE of the driver error behind ``error`` (Django wraps psycopg's)."""
     seen: BaseException | None = error
+    aborted = None
     while seen is not None:
         state = getattr(seen, "sqlstate", None) or getattr(seen, "pgcode", None)
         if isinstance(state, str) and len(state) == 5:
-            return state
+            if state != IN_FAILED_TRANSACTION:
+                return state
+            aborted = state  # only the echo of an earlier error: look for that error
         seen = seen.__cause__ or seen.__context__
-    return None
+    return aborted
 
 
 def is_record_fault(error: BaseException) -> bool:

@@ -11,10 +11,11 @@ without being parsed. The bytes are those of :func:`ingestion.selectors.ingestio
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any, Literal
 
 import orjson
+from asgiref.sync import sync_to_async
 from django.db import connection
 
 from ingestion.models import Ingestion, OutcomeChunk
@@ -48,6 +49,17 @@ def receipt_stream(ingestion: Ingestion) -> Iterator[bytes]:
         yield b"]}"
     finished_at = ingestion.finished_at.isoformat() if ingestion.finished_at else None
     yield b',"completedAt":' + orjson.dumps(finished_at) + b"}"
+
+
+async def pieces_async(pieces: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """``pieces`` one at a time, for ASGI: each read runs on the request's own thread.
+
+    Thread-sensitive, so the reads share the thread, and the database connection, that the
+    view ran on; Django closes that connection when the response is closed.
+    """
+    following = sync_to_async(next, thread_sensitive=True)
+    while (piece := await following(pieces, None)) is not None:
+        yield piece
 
 
 def _has_entries(ingestion: Ingestion) -> bool:

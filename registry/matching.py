@@ -206,10 +206,11 @@ def index_seeks(cursor: Any) -> Iterator[None]:
             yield
         return
     cursor.execute(settings)
-    try:
-        yield
-    finally:  # the rest of the caller's transaction plans as usual
-        cursor.execute("RESET enable_seqscan; RESET enable_bitmapscan")
+    yield
+    # The rest of the caller's transaction plans as usual. Not in a `finally`: after an error
+    # the transaction is aborted (and its rollback undoes SET LOCAL), and a statement sent then
+    # would fail too, hiding the error that matters (a cancelled statement is transient).
+    cursor.execute("RESET enable_seqscan; RESET enable_bitmapscan")
 
 
 def probe_statement(

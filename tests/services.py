@@ -188,7 +188,12 @@ class Stack:
         env = {**self.env, "PORT": str(port), "WEB_CONCURRENCY": "1", **overrides}
         with log.open("wb") as sink:
             process = subprocess.Popen(
-                [str(BIN / "gunicorn"), "config.wsgi", "--config", "config/gunicorn.py"],
+                [
+                    str(BIN / "gunicorn"),
+                    "config.asgi:application",
+                    "--config",
+                    "config/gunicorn.py",
+                ],
                 cwd=ROOT,
                 env=env,
                 stdout=sink,

@@ -1,9 +1,8 @@
 """Reading a request body sent with ``Transfer-Encoding: chunked`` (no Content-Length).
 
 Django reads a body only as far as ``CONTENT_LENGTH`` says, so a chunked body looks empty.
-The WSGI server (gunicorn) decodes the chunks; this reads its input stream directly, a
-block at a time, and stops one byte past the limit: a body too large is refused (413)
-without being held whole.
+The server decodes the chunks; this reads the decoded stream directly, a block at a time, and
+stops one byte past the limit: a body too large is refused (413) without being held whole.
 """
 
 from __future__ import annotations
@@ -25,7 +24,9 @@ def is_chunked(request: Request) -> bool:
 
 
 def read_chunked(request: Request, limit: int) -> bytes:
-    stream: BinaryIO = request.META["wsgi.input"]
+    # WSGI: the server's decoded stream. ASGI: the body Django has already read whole (within
+    # the front's limit, config/front.py), which HttpRequest.read() gives in full.
+    stream: BinaryIO = request.META.get("wsgi.input") or request._request
     blocks: list[bytes] = []
     size = 0
     while True:

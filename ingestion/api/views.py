@@ -6,6 +6,7 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.core.handlers.asgi import ASGIRequest
 from django.http import StreamingHttpResponse
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
@@ -22,7 +23,7 @@ from ingestion.api.errors import FhirError
 from ingestion.api.ratelimit import enforce_auth_failure_limit, enforce_rate_limit
 from ingestion.models import Ingestion
 from ingestion.progress import progress_headers
-from ingestion.receipt import receipt_stream
+from ingestion.receipt import pieces_async, receipt_stream
 from ingestion.selectors import ingestion_get, ingestion_receipt
 from ingestion.services import ingestion_for_key, ingestion_retried, ingestion_submit
 from ingestion.submission import NotABundle, parse_submission
@@ -88,16 +89,23 @@ class IngestionStatusView(RegistryApiView):
         if found is None:
             raise FhirError(404, "not-found", "No ingestion with this id for this practice.")
         if found.finished:
-            return _streamed_receipt(found)
+            return _streamed_receipt(request, found)
         receipt = ingestion_receipt(found)
         headers = progress_headers(receipt)
         headers["Retry-After"] = str(settings.REGISTRY_POLL_RETRY_AFTER_SECONDS)
         return Response(receipt, headers=headers, content_type="application/json")
 
 
-def _streamed_receipt(ingestion: Ingestion) -> StreamingHttpResponse:
-    """A finished receipt, written from the stored outcome rows in bounded memory."""
-    return StreamingHttpResponse(receipt_stream(ingestion), content_type="application/json")
+def _streamed_receipt(request: Request, ingestion: Ingestion) -> StreamingHttpResponse:
+    """A finished receipt, written from the stored outcome rows in bounded memory.
+
+    Under ASGI, Django would gather a synchronous iterator whole before sending it, so the
+    pieces are handed over one at a time instead (:func:`ingestion.receipt.pieces_async`).
+    """
+    pieces = receipt_stream(ingestion)
+    if isinstance(request._request, ASGIRequest):
+        return StreamingHttpResponse(pieces_async(pieces), content_type="application/json")
+    return StreamingHttpResponse(pieces, content_type="application/json")
 
 
 def _accepted(request: Request, ingestion: Ingestion) -> Response:

@@ -30,6 +30,7 @@ IssueCode = Literal[
     "throttled",
     "exception",
     "transient",
+    "timeout",
     "informational",
     "processing",
     "duplicate",

@@ -58,6 +58,25 @@ def test_a_cancelled_statement_is_transient_not_the_records_fault():
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_statement_sent_after_a_cancelled_one_is_classed_by_the_cancellation():
+    """In an aborted transaction every further statement fails with 25P02; the error that
+    matters is the one before it (a cleanup in a ``finally`` once hid a cancellation)."""
+
+    def cancelled_then_cleaned_up() -> None:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL statement_timeout = 10")
+            try:
+                cursor.execute("SELECT pg_sleep(1)")
+            finally:
+                cursor.execute("SELECT 1")  # fails: the transaction is aborted
+
+    with pytest.raises(DatabaseError) as raised:
+        cancelled_then_cleaned_up()
+    assert sqlstate(raised.value) == "57014"
+    assert is_transient(raised.value)
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_deadlock_is_transient():
     deadlock = database_error(
         "DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = 'deadlock_detected'; END $$"

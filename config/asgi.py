@@ -1,0 +1,21 @@
+"""ASGI entry point, as `make run` and the Procfile serve it (config/gunicorn.py, front.py)."""
+
+from __future__ import annotations
+
+import os
+
+from django.conf import settings
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+django_application = get_asgi_application()
+
+from config.front import RequestLimits  # noqa: E402  (after Django is set up)
+
+application = RequestLimits(
+    django_application,
+    limit=settings.REGISTRY_MAX_BODY_BYTES,
+    idle=settings.REGISTRY_BODY_IDLE_SECONDS,
+    total=settings.REGISTRY_BODY_TIMEOUT_SECONDS,
+)

@@ -1,0 +1,154 @@
+"""The web front: slow and hostile clients are held off before a thread is spent on them.
+
+gunicorn's asyncio ``asgi`` worker reads requests as coroutines, so a connection that sends a
+header line a second, or trickles its body, costs a few kilobytes and no thread. Django's ASGI
+handler reads the whole body before a thread runs the view. Two bounds keep such connections
+from staying forever:
+
+* **Header timeout** (:class:`Worker`): a connection whose request headers are not complete
+  ``REGISTRY_HEADER_TIMEOUT_SECONDS`` after it opened is closed.
+* **Body timeouts and size** (:class:`RequestLimits`, ASGI middleware): the body must keep
+  coming (no gap longer than ``REGISTRY_BODY_IDLE_SECONDS``) and be complete within
+  ``REGISTRY_BODY_TIMEOUT_SECONDS`` (408), and may not exceed ``REGISTRY_MAX_BODY_BYTES``,
+  however it is framed, chunked included (413). Both answers are sent before the
+  application sees a byte of the body; under ``/api/`` they are OperationOutcomes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from gunicorn.asgi.protocol import ASGIProtocol
+from gunicorn.workers.gasgi import ASGIWorker
+
+from ingestion.fhir.outcome import IssueCode, error_outcome
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+API_PREFIX = "/api/"
+DISCONNECT: Message = {"type": "http.disconnect"}
+
+
+# --- Header timeout: the worker ----------------------------------------------------------------
+
+
+class HeaderTimeoutProtocol(ASGIProtocol):
+    """gunicorn's protocol, closing a connection whose first request's headers are late."""
+
+    header_timeout = 10.0
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._header_timer = self.worker.loop.call_later(self.header_timeout, self._headers_late)
+
+    def _on_headers_complete(self) -> Any:
+        self._header_timer.cancel()
+        return super()._on_headers_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._header_timer.cancel()
+        super().connection_lost(exc)
+
+    def _headers_late(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+
+
+class Worker(ASGIWorker):
+    """``worker_class`` of config/gunicorn.py: gunicorn's asgi worker with a header timeout."""
+
+    def init_process(self) -> None:
+        from django.conf import settings
+
+        HeaderTimeoutProtocol.header_timeout = settings.REGISTRY_HEADER_TIMEOUT_SECONDS
+        import gunicorn.workers.gasgi as gasgi
+
+        gasgi.ASGIProtocol = HeaderTimeoutProtocol  # type: ignore[misc]
+        super().init_process()
+
+
+# --- Body limits: ASGI middleware --------------------------------------------------------------
+
+
+class RequestLimits:
+    """Wraps the Django ASGI application; see the module's docstring."""
+
+    def __init__(self, app: App, *, limit: int, idle: float, total: float) -> None:
+        self.app, self.limit, self.idle, self.total = app, limit, idle, total
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        body = _LimitedBody(scope, receive, send, self)
+        await self.app(scope, body.receive, send)
+
+
+class _LimitedBody:
+    """One request's ``receive``: the body within its limits, or an answer and a disconnect."""
+
+    def __init__(self, scope: Scope, receive: Receive, send: Send, limits: RequestLimits) -> None:
+        self.scope, self._receive, self._send, self.limits = scope, receive, send, limits
+        self.deadline = time.monotonic() + limits.total
+        self.declared, self.size = _declared_length(scope), 0
+        self.refused = False
+        self.complete = False
+
+    async def receive(self) -> Message:
+        if self.refused:
+            return DISCONNECT
+        if self.declared > self.limits.limit:  # declared too large: not a byte of it is read
+            return await self._refuse(413, "too-costly", self._too_large())
+        if self.complete:  # after the body, the app only waits for a disconnect
+            return await self._receive()
+        wait = min(self.limits.idle, self.deadline - time.monotonic())
+        try:
+            message = await asyncio.wait_for(self._receive(), timeout=max(wait, 0.001))
+        except TimeoutError:
+            return await self._refuse(408, "timeout", "The request body did not arrive in time.")
+        if message["type"] == "http.request":
+            self.size += len(message.get("body", b""))
+            if self.size > self.limits.limit:
+                return await self._refuse(413, "too-costly", self._too_large())
+            self.complete = not message.get("more_body", False)
+        return message
+
+    def _too_large(self) -> str:
+        return f"The body is larger than the limit of {self.limits.limit} bytes."
+
+    async def _refuse(self, status: int, code: IssueCode, diagnostics: str) -> Message:
+        self.refused = True
+        api = str(self.scope.get("path", "")).startswith(API_PREFIX)
+        body, content_type = _answer(api, status, code, diagnostics)
+        headers = [(b"content-type", content_type), (b"connection", b"close")]
+        await self._send({"type": "http.response.start", "status": status, "headers": headers})
+        await self._send({"type": "http.response.body", "body": body})
+        return DISCONNECT
+
+
+def _declared_length(scope: Scope) -> int:
+    """Content-Length as declared (0 when absent, as for chunked bodies: those are counted)."""
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            try:
+                return max(int(value), 0)
+            except ValueError:
+                return 0
+    return 0
+
+
+def _answer(api: bool, status: int, code: IssueCode, diagnostics: str) -> tuple[bytes, bytes]:
+    if api:
+        outcome = error_outcome(code, diagnostics, expression="Bundle" if status == 413 else None)
+        return json.dumps(outcome).encode(), b"application/fhir+json"
+    from config.errors import error_page_html  # Django is set up by the time anyone asks
+
+    return error_page_html(status, diagnostics).encode(), b"text/html; charset=utf-8"

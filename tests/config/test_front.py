@@ -1,0 +1,123 @@
+"""Slow and hostile clients against the real server, as ``make run`` starts it (config/front.py).
+
+Connections that dribble their headers or their body wait as coroutines, not threads: a
+well-behaved client is answered meanwhile. Headers and bodies have read timeouts, and a body
+past the limit is refused however it is framed.
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests import workers
+from tests.ingestion.conftest import mint
+from tests.services import Stack
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+HEADER_TIMEOUT = 2
+BODY_IDLE = 2
+SLOW_CONNECTIONS = 64
+
+
+@contextmanager
+def serving(
+    tmp_path, header_timeout: float, body_idle: float = BODY_IDLE
+) -> Iterator[tuple[str, int, str]]:
+    from registry.models import Practice
+
+    token = mint(Practice.objects.create(slug="st-mary"))
+    env = workers.worker_environment(
+        REGISTRY_HEADER_TIMEOUT_SECONDS=str(header_timeout),
+        REGISTRY_BODY_IDLE_SECONDS=str(body_idle),
+        REGISTRY_MAX_BODY_BYTES="100000",
+    )
+    with Stack(env, tmp_path).web() as web:
+        parts = urlsplit(web.url)
+        yield str(parts.hostname), int(parts.port or 80), token
+
+
+@pytest.fixture
+def server(tmp_path) -> Iterator[tuple[str, int, str]]:
+    with serving(tmp_path, HEADER_TIMEOUT) as served:
+        yield served
+
+
+def _open(host: str, port: int, start: bytes) -> socket.socket:
+    connection = socket.create_connection((host, port), timeout=10)
+    connection.sendall(start)
+    return connection
+
+
+def _healthz(host: str, port: int) -> int:
+    connection = http.client.HTTPConnection(host, port, timeout=60)
+    try:
+        connection.request("GET", "/healthz")
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def _still_open(connection: socket.socket) -> bool:
+    connection.setblocking(False)
+    try:
+        connection.recv(1)  # an answer, or b"" when closed: either way not held open
+        return False
+    except BlockingIOError:
+        return True  # nothing to read, not closed: still waiting for its request
+
+
+def _post_start(token: str, length: int) -> bytes:
+    return (
+        b"POST /api/registry/fhir/Bundle HTTP/1.1\r\nHost: x\r\n"
+        b"Content-Type: application/fhir+json\r\nContent-Length: " + str(length).encode() + b"\r\n"
+        b"Authorization: Bearer " + token.encode() + b"\r\n\r\n"
+    )
+
+
+def test_64_slow_connections_do_not_keep_others_waiting(tmp_path):
+    """The threaded server this replaced held a thread per slow connection (8 in all): this
+    client then waited for as long as the slow ones kept sending."""
+    held = serving(tmp_path, header_timeout=600, body_idle=600)
+    with held as (host, port, token), ExitStack() as stack:
+        slow = []
+        for i in range(SLOW_CONNECTIONS):
+            start = b"GET /healthz HTTP/1.1\r\nHost: x\r\n" if i % 8 else _post_start(token, 10_000)
+            slow.append(_open(host, port, start))
+            stack.callback(slow[-1].close)
+        answers = [_healthz(host, port) for _ in range(5)]
+        assert answers == [200] * 5
+        assert all(_still_open(connection) for connection in slow)
+
+
+def test_headers_not_complete_in_time_close_the_connection(server):
+    host, port, _ = server
+    connection = _open(host, port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+    connection.settimeout(HEADER_TIMEOUT * 10)
+    assert connection.recv(100) == b""  # closed by the server, with nothing served
+
+
+def test_a_body_that_stops_coming_is_408_with_an_operation_outcome(server):
+    host, port, token = server
+    connection = _open(host, port, _post_start(token, 1000) + b'{"resourceType"')
+    connection.settimeout(BODY_IDLE * 10)
+    answer = connection.recv(65536)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408")
+    assert b'"code": "timeout"' in body
+    assert b"OperationOutcome" in body
+
+
+def test_a_declared_body_past_the_limit_is_413_before_it_is_read(server):
+    host, port, token = server
+    connection = _open(host, port, _post_start(token, 10_000_000) + b"x" * 200_000)
+    connection.settimeout(30)
+    answer = connection.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 413")
+    assert b'"code": "too-costly"' in answer and b"OperationOutcome" in answer
