@@ -31,7 +31,7 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
+App = Callable[..., Awaitable[None]]
 
 API_PREFIX = "/api/"
 DISCONNECT: Message = {"type": "http.disconnect"}
@@ -71,7 +71,7 @@ class Worker(ASGIWorker):
         HeaderTimeoutProtocol.header_timeout = settings.REGISTRY_HEADER_TIMEOUT_SECONDS
         import gunicorn.workers.gasgi as gasgi
 
-        gasgi.ASGIProtocol = HeaderTimeoutProtocol  # type: ignore[misc]
+        gasgi.ASGIProtocol = HeaderTimeoutProtocol
         super().init_process()
 
 

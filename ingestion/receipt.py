@@ -57,9 +57,13 @@ async def pieces_async(pieces: Iterator[bytes]) -> AsyncIterator[bytes]:
     Thread-sensitive, so the reads share the thread, and the database connection, that the
     view ran on; Django closes that connection when the response is closed.
     """
-    following = sync_to_async(next, thread_sensitive=True)
-    while (piece := await following(pieces, None)) is not None:
+    following = sync_to_async(_next_piece, thread_sensitive=True)
+    while (piece := await following(pieces)) is not None:
         yield piece
+
+
+def _next_piece(pieces: Iterator[bytes]) -> bytes | None:
+    return next(pieces, None)
 
 
 def _has_entries(ingestion: Ingestion) -> bool:

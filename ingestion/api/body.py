@@ -7,7 +7,7 @@ stops one byte past the limit: a body too large is refused (413) without being h
 
 from __future__ import annotations
 
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from rest_framework.request import Request
 
@@ -26,7 +26,7 @@ def is_chunked(request: Request) -> bool:
 def read_chunked(request: Request, limit: int) -> bytes:
     # WSGI: the server's decoded stream. ASGI: the body Django has already read whole (within
     # the front's limit, config/front.py), which HttpRequest.read() gives in full.
-    stream: BinaryIO = request.META.get("wsgi.input") or request._request
+    stream = cast(BinaryIO, request.META.get("wsgi.input") or request._request)
     blocks: list[bytes] = []
     size = 0
     while True:
