@@ -185,18 +185,10 @@ def _summary(values: list[float]) -> dict[str, float]:
 @contextmanager
 def served_as_make_run(port: int) -> Iterator[Any]:
     """The web server exactly as ``make run`` and the Procfile start it."""
-    from bench.run import BIN, service
-
-    def answers() -> bool:
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            connection.request("GET", "/healthz")
-            return connection.getresponse().status == 200
-        except OSError:
-            return False
+    from bench.run import BIN, healthz_answers, service
 
     command = [str(BIN / "gunicorn"), "config.asgi:application", "--config", "config/gunicorn.py"]
-    with service(command, "web-as-run", answers, PORT=str(port)) as running:
+    with service(command, "web-as-run", healthz_answers(port), PORT=str(port)) as running:
         yield running
 
 

@@ -168,8 +168,9 @@ def service(
         log.close()
 
 
-@contextmanager
-def web(port: int) -> Iterator[Service]:
+def healthz_answers(port: int) -> Callable[[], bool]:
+    """Whether the web server on ``port`` answers /healthz with 200: a service's readiness."""
+
     def answers() -> bool:
         try:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
@@ -178,6 +179,11 @@ def web(port: int) -> Iterator[Service]:
         except OSError:
             return False
 
+    return answers
+
+
+@contextmanager
+def web(port: int) -> Iterator[Service]:
     command = [
         str(BIN / "gunicorn"),
         "config.asgi:application",
@@ -190,7 +196,7 @@ def web(port: int) -> Iterator[Service]:
         "--access-logfile",
         "/dev/null",
     ]
-    with service(command, "web", answers) as running:
+    with service(command, "web", healthz_answers(port)) as running:
         yield running
 
 
