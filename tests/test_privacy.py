@@ -57,6 +57,19 @@ def is_mother(patient: dict) -> bool:
     return any("mother" in str(p).lower() for p in patient.get("meta", {}).get("profile", []))
 
 
+def birth_times(patient: dict) -> set[str]:
+    """The patient-birthTime extension on ``_birthDate``, as sent.
+
+    (Not the clock time alone: a timestamp of the test run itself could hold it.)
+    """
+    times = set()
+    for extension in patient.get("_birthDate", {}).get("extension", []):
+        value = extension.get("valueDateTime")
+        if extension.get("url", "").endswith("patient-birthTime") and value and "T" in value:
+            times.add(value)
+    return times
+
+
 def identifying_values(bundle: dict) -> set[str]:
     found: set[str] = set()
     for patient in patients(bundle):
@@ -72,6 +85,7 @@ def identifying_values(bundle: dict) -> set[str]:
         found.update(i["value"] for i in patient.get("identifier", []) if i.get("value"))
         if len(patient.get("id") or "") >= 8:  # "mother" is also a word in field names
             found.add(patient["id"])
+        found.update(birth_times(patient))
     return {value for value in found if isinstance(value, str) and len(value) >= 4}
 
 
@@ -124,7 +138,13 @@ def test_nothing_identifying_reaches_a_table_a_log_or_a_task(client, caplog):
     api = Api(client, mint(practice), practice)
     bodies = [orjson.loads((CORPUS / name).read_bytes()) for name in DOCUMENTS]
     synthetic = batch(
-        course("P-1", family="Zyxwvuts", given="Qwertyui", born="2024-07-15"),
+        course(
+            "P-1",
+            family="Zyxwvuts",
+            given="Qwertyui",
+            born="2024-07-15",
+            birth_time="04:37",
+        ),
         course("P-2", family="Mnbvcxzl", given="Poiuytre", born="2024-07-16"),
     )
     bodies.append(synthetic)
@@ -132,6 +152,7 @@ def test_nothing_identifying_reaches_a_table_a_log_or_a_task(client, caplog):
     forbidden |= {"2024-07-15", "2024-07-16"}  # newborn dates no stamp shares here
     assert {"Zyxwvuts", "Qwertyui", "84116-1234", "1990-05-20"} <= forbidden
     assert "Quinn" in forbidden
+    assert {"2019-02-12T13:00:00-07:00", "2024-07-15T04:37:00-07:00"} <= forbidden  # times
 
     ids = []
     for body in bodies:
