@@ -118,13 +118,10 @@ def print_table(results: dict[str, Any]) -> None:
 
 def main() -> dict[str, Any]:
     """The flood section alone, on a freshly created bench database."""
-    from bench.run import RESULTS, _recreate_database, _setup_django, save_section
+    from bench.run import section
 
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    _recreate_database()
-    _setup_django()
-    results = run()
-    save_section("flood", results)
-    print(json.dumps(results, indent=2))
-    print_table(results)
-    return results
+    def show(results: dict[str, Any]) -> None:
+        print(json.dumps(results, indent=2))
+        print_table(results)
+
+    return section("flood", run, show)

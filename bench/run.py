@@ -617,15 +617,23 @@ def main() -> dict[str, Any]:
     return results
 
 
-def reliability_main() -> dict[str, Any]:
-    """``make bench BENCH=reliability``: the figures of README "Reliability" alone."""
+def section(
+    name: str, measure: Callable[[], dict[str, Any]], show: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
+    """One section of ``make bench`` on a freshly created bench database: measured, saved into
+    ``latest.json`` and printed."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     _recreate_database()
     _setup_django()
-    results = reliability()
-    save_section("reliability", results)
-    print_reliability(results)
+    results = measure()
+    save_section(name, results)
+    show(results)
     return results
+
+
+def reliability_main() -> dict[str, Any]:
+    """``make bench BENCH=reliability``: the figures of README "Reliability" alone."""
+    return section("reliability", reliability, print_reliability)
 
 
 def save_section(name: str, results: dict[str, Any]) -> None:

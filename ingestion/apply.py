@@ -32,6 +32,7 @@ from registry.bulk import insert_rows, update_rows
 from registry.counts import counts_kept
 from registry.matching import ChunkMatching, Keys, match_keys
 from registry.models import (
+    CHILD_COLUMNS,
     Attendance,
     Child,
     Practice,
@@ -378,7 +379,7 @@ class _Chunk:
         )
 
     def _write_facts(self, courses: Mapping[UUID, CourseOfCare]) -> None:
-        insert_rows(Child, CHILD_FIELDS, _children(courses))
+        insert_rows(Child, CHILD_COLUMNS, _children(courses))
         insert_rows(
             Transfer,
             ["record_id", "kind"],
@@ -424,21 +425,6 @@ class _Chunk:
 
 def _values(row: _Row, names: Sequence[str]) -> list[Any]:
     return [getattr(row, name) for name in names]
-
-
-CHILD_FIELDS = [
-    "record_id",
-    "birth_order",
-    "outcome",
-    "sex",
-    "birth_year",
-    "birth_weight_grams",
-    "gestational_age_weeks",
-    "gestational_age_days",
-    "apgar_1",
-    "apgar_5",
-    "apgar_10",
-]
 
 
 def _children(courses: Mapping[UUID, CourseOfCare]) -> Iterable[tuple[Any, ...]]:
@@ -501,7 +487,7 @@ def _snapshot(course: CourseOfCare) -> dict[str, Any]:
         "mother_age_years": course.mother_age_years,
         "mother_postal_prefix": course.mother_postal_prefix,
         "children": [
-            {name: getattr(c, name) for name in CHILD_FIELDS[1:]} for c in course.children
+            {name: getattr(c, name) for name in CHILD_COLUMNS[1:]} for c in course.children
         ],
         "attended_by": list(course.attended_by),
         "present": list(course.present),

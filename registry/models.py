@@ -150,6 +150,23 @@ class Child(models.Model):
         ordering = ["record", "birth_order"]
 
 
+# The columns a child row is written with, in this order, by every bulk writer (the pipeline's
+# insert, the seed's COPY): the record, then the masked facts of the child.
+CHILD_COLUMNS: list[str] = [
+    "record_id",
+    "birth_order",
+    "outcome",
+    "sex",
+    "birth_year",
+    "birth_weight_grams",
+    "gestational_age_weeks",
+    "gestational_age_days",
+    "apgar_1",
+    "apgar_5",
+    "apgar_10",
+]
+
+
 class Provider(models.Model):
     """A practitioner, unique per practice by stable id. Unlike patients, named (spec 2.3)."""
 

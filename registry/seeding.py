@@ -33,6 +33,7 @@ from psycopg import sql
 from registry.counts import counts_rebuild
 from registry.matching import digest
 from registry.models import (
+    CHILD_COLUMNS,
     Attendance,
     Child,
     MatchKey,
@@ -132,19 +133,6 @@ RECORD_COLUMNS = [
     "mother_postal_prefix",
     "created_at",
     "updated_at",
-]
-CHILD_COLUMNS = [
-    "record_id",
-    "birth_order",
-    "outcome",
-    "sex",
-    "birth_year",
-    "birth_weight_grams",
-    "gestational_age_weeks",
-    "gestational_age_days",
-    "apgar_1",
-    "apgar_5",
-    "apgar_10",
 ]
 
 
