@@ -336,6 +336,13 @@ COMMON_ERRORS = {
         "Rate limit exceeded: at most 120 requests per minute per key for this endpoint. "
         "Retry after 17 seconds.",
     ),
+    503: _error(
+        503,
+        "The database cannot be reached just now; nothing was stored. Sent with Retry-After.",
+        "transient",
+        "The registry's database cannot be reached just now; nothing was stored. "
+        "Retry after 5 seconds.",
+    ),
 }
 
 TRY_IT_OUT = (
@@ -462,6 +469,14 @@ SUBMIT: dict[str, Any] = {
             "Content-Type must be application/fhir+json (or application/json).",
         ),
         429: COMMON_ERRORS[429],
+        408: _error(
+            408,
+            "The body paused longer than REGISTRY_BODY_IDLE_SECONDS (15 s) or was not whole "
+            "after REGISTRY_BODY_TIMEOUT_SECONDS (120 s); nothing was stored.",
+            "timeout",
+            "The request body did not arrive in time.",
+        ),
+        503: COMMON_ERRORS[503],
     },
 }
 
@@ -549,6 +564,7 @@ status = extend_schema(
             "No ingestion with this id for this practice.",
         ),
         (429, FHIR_JSON): COMMON_ERRORS[429],
+        (503, FHIR_JSON): COMMON_ERRORS[503],
     },
 )
 

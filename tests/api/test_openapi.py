@@ -29,8 +29,10 @@ def test_the_document_is_valid_openapi_3_1(document):
 def test_it_describes_both_endpoints_and_every_status_code(document):
     submit = document["paths"][SUBMIT]["post"]
     status = document["paths"][STATUS]["get"]
-    assert set(submit["responses"]) == {"202", "400", "401", "403", "413", "415", "429"}
-    assert set(status["responses"]) == {"200", "401", "403", "404", "429"}
+    assert set(submit["responses"]) == {
+        *("202", "400", "401", "403", "408", "413", "415", "429", "503")
+    }
+    assert set(status["responses"]) == {"200", "401", "403", "404", "429", "503"}
     outcome = "#/components/schemas/OperationOutcome"
     for operation in (submit, status):
         for code, response in operation["responses"].items():
