@@ -11,7 +11,7 @@ TEST_ENV := DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) REGIST
 PYTEST_ARGS ?=
 BENCH ?=
 
-.PHONY: install run test lint bench worker beat chromium services format clean
+.PHONY: install run test lint bench worker beat chromium test-packages services format clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
@@ -31,16 +31,21 @@ beat: install
 	@mkdir -p var
 	exec $(VENV)/bin/celery -A config beat --loglevel=INFO --schedule var/celerybeat-schedule
 
-# Debian's Chromium for the browser tests; no test tool downloads a browser of its own.
-chromium:
-	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
-	  echo "Installing Debian's chromium and chromium-driver for the browser tests"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; }
+# Debian's packages the tests drive for real: Chromium for the browser tests (no test tool
+# downloads a browser of its own), nginx for the reverse-proxy tests, promtool (prometheus)
+# for the alert rules. Installed with apt-get only when one is missing.
+TEST_PACKAGES := chromium chromium-driver nginx prometheus
+chromium: test-packages
+test-packages:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null \
+	  && test -x /usr/sbin/nginx && command -v promtool >/dev/null || { \
+	  echo "Installing Debian's $(TEST_PACKAGES) for the tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES) >/dev/null; }
 
 services:
 	@.ci/services
 
-test: install chromium
+test: install test-packages
 	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install

@@ -103,7 +103,7 @@ def seed_statistics(*, practices: int = SEED_PRACTICES, records: int = SEED_RECO
     """
     from django.db import connection, transaction
 
-    from registry.counts import RECOUNT_SQL
+    from registry.statistics.counts import RECOUNT_SQL
 
     largest = int(records * LARGEST_SHARE)
     weights = [1 / (rank + 1) for rank in range(practices - 1)]

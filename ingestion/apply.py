@@ -29,7 +29,6 @@ from ingestion.faults import is_record_fault
 from ingestion.fhir import CourseOfCare, Rejection, Result, Retraction, Void
 from ingestion.fhir.outcome import error_outcome
 from registry.bulk import insert_rows, update_rows
-from registry.counts import counts_kept
 from registry.matching import ChunkMatching, Keys, match_keys
 from registry.models import (
     CHILD_COLUMNS,
@@ -41,6 +40,7 @@ from registry.models import (
     RecordVersion,
     Transfer,
 )
+from registry.statistics.counts import counts_kept
 
 log = logging.getLogger(__name__)
 

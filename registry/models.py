@@ -339,9 +339,10 @@ class BirthCount(models.Model):
 
     ``group`` is ``all`` (every birth) or an attendant role; ``birth_year`` is the record's
     birth year, 0 when unknown. Each count is the sum of what the practice's live records
-    contribute (:func:`registry.counts.contribution`); every change to a record changes these
-    rows in the same transaction (:func:`registry.counts.counts_kept`), so they always equal
-    a recount (``manage.py recount_statistics --check``) and a page never counts records.
+    contribute (:func:`registry.statistics.counts.contribution`); every change to a record
+    changes these rows in the same transaction (:func:`registry.statistics.counts.counts_kept`),
+    so they always equal a recount (``manage.py recount_statistics --check``) and a page never
+    counts records.
     """
 
     ALL = "all"

@@ -21,11 +21,11 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
-from registry.counts import counts_kept
 from registry.locks import lock_practice
 from registry.matching import match_keys_forget
 from registry.models import Record, RecordVersion, ReviewDecision
 from registry.selectors import may_review
+from registry.statistics.counts import counts_kept
 
 Action = ReviewDecision.Action
 

@@ -30,7 +30,6 @@ import orjson
 from django.db import connection, transaction
 from psycopg import sql
 
-from registry.counts import counts_rebuild
 from registry.matching import digest
 from registry.models import (
     CHILD_COLUMNS,
@@ -42,6 +41,7 @@ from registry.models import (
     Record,
     RecordVersion,
 )
+from registry.statistics.counts import counts_rebuild
 
 BIG_SHARE = 0.20
 STATISTICS_PRACTICE_RECORDS = 20_000

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from registry import account, views
+from registry import account
+from registry.statistics import views
 
 app_name = "registry"
 

@@ -15,6 +15,7 @@ from django_ratelimit.core import get_usage
 from rest_framework.request import Request
 
 from config.breaker import cache_breaker
+from config.client import client_address
 from ingestion.api.errors import RateLimited
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ AUTH_FAILURES = "registry.auth-failures"
 
 
 def _per_address(group: str, request: Request) -> str:
-    return str(request.META.get("REMOTE_ADDR", ""))
+    return client_address(request)
 
 
 def _auth_failures(request: Request, *, increment: bool) -> dict[str, object] | None:

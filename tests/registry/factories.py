@@ -12,9 +12,9 @@ from uuid import uuid4
 import factory
 from django.contrib.auth.models import User
 
-from registry.counts import counts_kept
 from registry.matching import match_keys, match_keys_write
 from registry.models import Attendance, Child, Membership, Practice, Provider, Record
+from registry.statistics.counts import counts_kept
 
 PASSWORD = "correct horse battery staple"
 
@@ -79,7 +79,8 @@ def birth(
     ``attended_by`` and ``present`` name provider roles; each gets a provider of its own.
     A live record gets its match keys, with no times or orders (``child_keys`` may give each
     child's ``(time key, declared order)``): records sharing a fingerprint resemble.
-    The statistics' counts (:mod:`registry.counts`) take the record in, as the pipeline does.
+    The statistics' counts (:mod:`registry.statistics.counts`) take the record in, as the
+    pipeline does.
     """
     child_keys = record_fields.pop("child_keys", None)
     child_fields = {

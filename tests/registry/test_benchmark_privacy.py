@@ -16,7 +16,7 @@ from itertools import combinations_with_replacement
 import numpy as np
 import pytest
 
-from registry.benchmarks import (
+from registry.statistics.benchmarks import (
     ALL,
     FIGURES,
     MIN_PRACTICES,

@@ -8,10 +8,10 @@ import io
 import pytest
 from django.contrib.auth.models import User
 
-from registry.benchmarks import FIGURES
 from registry.models import Child, Provider, Record
 from registry.review import record_merge, record_void
-from registry.selectors import benchmarks_for_practice
+from registry.statistics.benchmarks import FIGURES
+from registry.statistics.selectors import benchmarks_for_practice
 from tests.registry.factories import PracticeFactory, birth
 
 pytestmark = pytest.mark.django_db

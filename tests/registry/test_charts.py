@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.template.loader import render_to_string
 
-from registry.charts import BarChart, BarRow, count_bar, is_unreliable, rate_bar
+from registry.statistics.charts import BarChart, BarRow, count_bar, is_unreliable, rate_bar
 
 
 def test_a_rate_prints_its_figure_and_counts_and_is_unreliable_under_20():

@@ -1,4 +1,4 @@
-"""The kept counts (registry.counts) always equal a recount of the records."""
+"""The kept counts (registry.statistics.counts) always equal a recount of the records."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from ingestion.apply import records_apply
 from ingestion.fhir import Child, CourseOfCare, Provider, Retraction
-from registry.counts import counts_differences, counts_recount, counts_stored
 from registry.models import BirthCount, Practice, Record
 from registry.review import ReviewError, record_keep, record_merge, record_void
-from registry.selectors import stats_for_practice
+from registry.statistics.counts import counts_differences, counts_recount, counts_stored
+from registry.statistics.selectors import stats_for_practice
 
 pytestmark = pytest.mark.django_db
 

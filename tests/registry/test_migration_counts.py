@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from registry.counts import counts_differences, counts_stored
+from registry.statistics.counts import counts_differences, counts_stored
 
 COUNTS = ("registry", "0006_birth_counts")
 

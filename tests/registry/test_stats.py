@@ -7,7 +7,7 @@ import pytest
 from ingestion.models import Ingestion
 from ingestion.pipeline import ingestion_process
 from registry.models import Child, Provider
-from registry.selectors import stats_for_practice
+from registry.statistics.selectors import stats_for_practice
 from tests.factories import course, retraction_document
 from tests.ingestion.conftest import Api, ingestion_id_of, mint
 from tests.registry.factories import ProviderFactory, birth
@@ -187,7 +187,7 @@ def test_the_figures_take_one_query_however_many_records(st_mary, django_assert_
         birth(
             st_mary, attended_by=(MIDWIFE, NURSE) if index % 2 else (DOULA,), children=1 + index % 2
         )
-    with django_assert_num_queries(1):  # sums of the kept counts (registry.counts)
+    with django_assert_num_queries(1):  # sums of the kept counts (registry.statistics.counts)
         figures = stats(st_mary, year_from=2020, year_to=2025)
     assert figures["births"] == 30
 

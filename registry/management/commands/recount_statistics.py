@@ -4,8 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from registry.counts import counts_differences, counts_rebuild
 from registry.models import Practice
+from registry.statistics.counts import counts_differences, counts_rebuild
 
 
 class Command(BaseCommand):

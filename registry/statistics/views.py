@@ -18,23 +18,23 @@ from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
-from registry.benchmark_charts import benchmark_charts, trend_charts
-from registry.charts import BarChart, BarRow, count_bar, is_unreliable, rate_bar
 from registry.models import Membership, Provider
 from registry.navigation import may_use_settings, review_queue_url
-from registry.selectors import (
-    ATTENDANT_ROLES,
-    RATES,
-    benchmarks_for_practice,
-    may_review,
-    stats_for_practice,
-)
+from registry.selectors import may_review
 from registry.settings_area import (
     PRACTICE_PARAM,
     PracticeNotChosen,
     current_membership,
     member_view,
     settings_context,
+)
+from registry.statistics.benchmark_charts import benchmark_charts, trend_charts
+from registry.statistics.charts import BarChart, BarRow, count_bar, is_unreliable, rate_bar
+from registry.statistics.selectors import (
+    ATTENDANT_ROLES,
+    RATES,
+    benchmarks_for_practice,
+    stats_for_practice,
 )
 
 MIN_YEAR, MAX_YEAR = 1900, 2100

@@ -1,7 +1,7 @@
 """The benchmarks as charts: HTML bars, the practice beside the registry, that reflow to any width.
 
 The geometry only (a bar's length as a share of the chart's scale, the words beside it);
-what may be shown was decided by :mod:`registry.benchmarks`. ``templates/settings/
+what may be shown was decided by :mod:`registry.statistics.benchmarks`. ``templates/settings/
 _benchmarks.html`` renders these.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from registry.benchmarks import FIGURES, FIGURES_BY_NAME, TREND_FIGURES, UNRELIABLE_BELOW
 from registry.models import Provider
-from registry.selectors import RATES
+from registry.statistics.benchmarks import FIGURES, FIGURES_BY_NAME, TREND_FIGURES, UNRELIABLE_BELOW
+from registry.statistics.selectors import RATES
 
 NICE_SCALES = [0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 0.75, 1.0]
 DESCRIPTIONS = {rate.counts_key: (rate.numerator_is, rate.denominator_is) for rate in RATES}
