@@ -20,7 +20,7 @@ def ingestion_get(*, practice: Practice, ingestion_id: str) -> Ingestion | None:
 
 
 def ingestion_receipt(ingestion: Ingestion) -> dict[str, Any]:
-    """The receipt of spec 2.6, with ``outcome`` as DECISIONS.md describes it.
+    """The receipt of spec 2.6, with ``outcome`` as docs/decisions.md describes it.
 
     While queued or processing it also carries ``progress`` (an additive field).
     """

@@ -1,6 +1,6 @@
 """Suspected-duplicate matching through an index: no pairwise rows, no scan of a cluster.
 
-DECISIONS.md "Fingerprint": two records resemble each other when their fingerprints are
+docs/decisions.md "What is stored": two records resemble each other when their fingerprints are
 equal and at least one pair of their children is compatible; a birth time (to the minute)
 or a multiple-birth order rules a pair out only when both children carry it and it differs.
 

@@ -54,7 +54,7 @@ class Membership(models.Model):
 
 
 class Record(models.Model):
-    """One course of care, masked: only what DECISIONS.md ("What is stored") allows.
+    """One course of care, masked: only what docs/decisions.md ("What is stored") allows.
 
     The chart number (``external_record_id``) is unique per practice. The row holds the
     current version; every version's values are kept in :class:`RecordVersion`.

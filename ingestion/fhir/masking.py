@@ -6,7 +6,7 @@ age in whole years, a three-character postal prefix, and a newborn's birth date 
 caller passes straight back into :func:`fingerprint` and :func:`mother_age_years` and never
 stores.
 
-Fingerprint (DECISIONS.md): HMAC-SHA256 under the practice key over
+Fingerprint (docs/decisions.md): HMAC-SHA256 under the practice key over
 ``family 0x1F given 0x1F YYYY-MM-DD``, where the name is the mother's ``official`` name
 (else her first name), each part folded to letters only (NFKD, combining marks dropped,
 casefolded, non-letters dropped; the given names are concatenated), and the date is the
@@ -14,7 +14,7 @@ earliest newborn's birth date. A name with neither family nor given falls back t
 ``text`` as the family part. The birth time is never part of the message: senders differ in
 whether they send it, and a duplicate must not hide behind that.
 
-Birth time key (DECISIONS.md "Fingerprint"): HMAC-SHA256 under the same practice key over
+Birth time key (docs/decisions.md "What is stored"): HMAC-SHA256 under the same practice key over
 ``birth-time 0x1F fingerprint 0x1F YYYY-MM-DDThh:mm``, the newborn's time from the
 ``patient-birthTime`` extension on ``_birthDate`` converted to UTC and truncated to the
 minute. It lets matching tell twins apart by their times without storing any time: equal

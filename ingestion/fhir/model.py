@@ -1,6 +1,6 @@
 """What the pure mapping core returns: small frozen dataclasses, nothing identifying.
 
-A :class:`CourseOfCare` carries only what DECISIONS.md ("What is stored") allows, plus the
+A :class:`CourseOfCare` carries only what docs/decisions.md ("What is stored") allows, plus the
 keyed fingerprint. Names, full dates, birth times, full postal codes, addresses, telecoms
 and patient identifiers never reach these objects; they exist only inside the function
 that computes the fingerprint and the mother's age.

@@ -4,7 +4,7 @@ Pure rules over counts (no database): the selector hands in, per group (``all`` 
 and birth year, the viewer's own counts, the other practices' total, and how many other
 practices contribute to each count (:class:`Cell`).
 
-What a viewer may see (DECISIONS.md, "Review and statistics"): a registry figure only when
+What a viewer may see (docs/decisions.md, "Review and statistics"): a registry figure only when
 at least three practices other than the viewer's contribute to it, and never when the other
 practices' part of its numerator or denominator is between 1 and 9. The viewer knows its
 own counts, so every registry figure it sees tells it the other practices' part exactly;

@@ -6,7 +6,7 @@ text and boxes, so the chart reflows to the width of the screen and its text kee
 size on a phone, where an SVG scaled down to fit would shrink its labels.
 
 Rates whose denominator is under :data:`UNRELIABLE_BELOW` are marked unreliable (the NCHS
-convention: DECISIONS.md "Review and statistics"), in the chart and wherever they are printed.
+convention: docs/decisions.md "Review and statistics"), in the chart and wherever they are printed.
 """
 
 from __future__ import annotations

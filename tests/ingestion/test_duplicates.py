@@ -1,4 +1,4 @@
-"""Suspected duplicates (DECISIONS.md "Fingerprint"): twins apart, the same birth again flagged.
+"""Suspected duplicates (docs/decisions.md "What is stored"): twins apart, a birth again flagged.
 
 Through the API and the pipeline, as a sender would see it.
 """

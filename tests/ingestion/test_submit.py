@@ -1,4 +1,4 @@
-"""POST /api/registry/fhir/Bundle: spec 4.1, 7 and DECISIONS.md "API details"."""
+"""POST /api/registry/fhir/Bundle: spec 4.1, 7 and docs/decisions.md "The API"."""
 
 from __future__ import annotations
 
