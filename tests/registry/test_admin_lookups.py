@@ -47,9 +47,7 @@ def assert_refused(response) -> None:
         "id__gt=0",
     ],
 )
-def test_a_reviewer_cannot_filter_records_on_what_the_list_does_not_offer(
-    records, reviewer, query
-):
+def test_a_reviewer_cannot_filter_records_on_what_the_list_does_not_offer(records, reviewer, query):
     assert_refused(signed_in(reviewer).get(f"{RECORDS}?{query}"))
 
 
