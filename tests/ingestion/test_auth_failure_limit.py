@@ -54,9 +54,10 @@ def test_other_addresses_are_not_throttled(practice, five_a_minute):
     flooder = from_address("198.51.100.7", token, practice)
     for _ in range(6):
         flooder.submit(course("C-1"), token=BOGUS)
-    assert from_address("203.0.113.20", token, practice).submit(
-        course("C-1"), token=BOGUS
-    ).status_code == 401
+    assert (
+        from_address("203.0.113.20", token, practice).submit(course("C-1"), token=BOGUS).status_code
+        == 401
+    )
 
 
 def test_the_limiter_is_not_asked_when_authentication_succeeds(practice, settings):
