@@ -383,3 +383,11 @@ def test_a_peer_that_is_not_the_proxy_cannot_choose_its_address(tmp_path, practi
         assert answers == [401] * 5 + [429]  # counted on its own address, whatever it said
         assert submit(CLIENT_B, BOGUS, CLIENT_A) == 401  # and naming A does not hurt B
         assert submit(ELSEWHERE, token, CLIENT_A) == 202
+
+
+def test_the_operations_guide_fills_every_placeholder():
+    placeholders = set(re.findall(r"@[A-Z_]+@", re.sub(r"#.*", "", SITE.read_text())))
+    guide = (ROOT / "docs" / "operations.md").read_text()
+    assert placeholders == {"@SERVER_NAME@", "@CERTIFICATE@", "@CERTIFICATE_KEY@", "@UPSTREAM@"}
+    for placeholder in placeholders:
+        assert f"s|{placeholder}|" in guide, placeholder
