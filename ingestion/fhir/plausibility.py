@@ -147,8 +147,10 @@ RULES: tuple[Rule, ...] = (
         "birth-weight-for-gestational-age",
         (BIRTH_WEIGHT, GESTATIONAL_AGE),
         weight_implausible_for_gestation,
-        "The birth weight is implausible for the gestational age (Alexander et al. 1996, "
-        "Table 1, as NCHS edits weight against gestation).",
+        # no author's name here: receipts are searched for patients' names (test_privacy)
+        "The birth weight is implausible for the gestational age (the 1996 United States "
+        "national reference for fetal growth, Table 1, after which NCHS edits weight against "
+        "gestation).",
     ),
 )
 
