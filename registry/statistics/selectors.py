@@ -12,6 +12,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet, Sum
 
 from registry.models import COUNT_FIELDS, BirthCount, Practice
+from registry.statistics import quality
 from registry.statistics.benchmarks import FIGURES, Cell, benchmarks, trend
 from registry.statistics.counts import ALL, ATTENDANT_ROLES, year_cells
 
@@ -95,7 +96,8 @@ def stats_for_practice(
         "definitions": {
             rate.name: {"numerator": rate.numerator_is, "denominator": rate.denominator_is}
             for rate in RATES
-        },
+        }
+        | quality.definitions(),
     }
 
 
@@ -120,33 +122,38 @@ def _figures(counts: dict[str, int]) -> dict[str, Any]:
 
 # --- Benchmarks --------------------------------------------------------------------------------
 
-# The counts the benchmarked figures divide (registry.benchmarks.FIGURES).
+# The counts the benchmarked figures divide (registry.statistics.benchmarks.FIGURES), and
+# the data-quality figures (registry.statistics.quality.FIGURES), read in the same queries.
 BENCHMARK_COUNTS: list[str] = sorted(
-    {name for figure in FIGURES for name in (figure.numerator, figure.denominator)}
+    {
+        name
+        for figure in [*FIGURES, *quality.FIGURES]
+        for name in (figure.numerator, figure.denominator)
+    }
 )
 
 
 def benchmarks_for_practice(
     *, practice: Practice, year_from: int | None = None, year_to: int | None = None
 ) -> dict[str, Any]:
-    """``benchmarks`` and ``trend``: the practice beside the whole registry, per role.
+    """``benchmarks``, ``trend`` and ``data_quality``: the practice beside the whole registry.
 
     Two queries over the kept counts (a few rows per practice, birth year and group): the
     cells of the range with the viewer's and the other practices' counts, and how many
     other practices contribute over the whole range. What may be shown is decided by the
-    pure rules of :mod:`registry.benchmarks`.
+    pure rules of :mod:`registry.statistics.benchmarks`, for the attendant-type benchmarks
+    and the data-quality figures alike (:mod:`registry.statistics.quality`).
     """
     rows = BirthCount.objects.filter(year_cells(year_from, year_to))
     cells = _benchmark_cells(rows, practice)
     years = {year for _, year in cells}
+    contributors = _contributors(rows.exclude(practice=practice))
     return {
         "benchmarks": benchmarks(
-            cells=cells,
-            years=years,
-            contributors=_contributors(rows.exclude(practice=practice)),
-            roles=ATTENDANT_ROLES,
+            cells=cells, years=years, contributors=contributors, roles=ATTENDANT_ROLES
         ),
         "trend": trend(cells=cells, years=years, roles=ATTENDANT_ROLES),
+        "data_quality": quality.data_quality(cells=cells, years=years, contributors=contributors),
     }
 
 

@@ -30,6 +30,7 @@ from registry.settings_area import (
 )
 from registry.statistics.benchmark_charts import benchmark_charts, trend_charts
 from registry.statistics.charts import BarChart, BarRow, count_bar, is_unreliable, rate_bar
+from registry.statistics.quality import data_quality_rows
 from registry.statistics.selectors import (
     ATTENDANT_ROLES,
     RATES,
@@ -159,7 +160,7 @@ def statistics_csv(request: HttpRequest, membership: Membership) -> HttpResponse
         for row in _csv_rows(figures):
             writer.writerow([*head, group, *row, "practice", "", "", "", ""])
     compared = benchmarks_for_practice(practice=membership.practice, **form.years())
-    for row in benchmark_csv_rows(compared):
+    for row in benchmark_csv_rows(compared) + data_quality_csv_rows(compared):
         writer.writerow([*head, *row])
     return response
 
@@ -196,6 +197,15 @@ def benchmark_csv_rows(compared: dict[str, Any]) -> list[list[Any]]:
                     cells = _side_cells(source, point["year"], point[source])
                     rows.append([role, f"trend.{name}", *cells])
     return rows
+
+
+def data_quality_csv_rows(compared: dict[str, Any]) -> list[list[Any]]:
+    """``data_quality.<path>`` rows (group ``all``), the practice's then the registry's."""
+    return [
+        ["all", path, *_side_cells(source, "", side)]
+        for path, sides in data_quality_rows(compared["data_quality"])
+        for source, side in sides.items()
+    ]
 
 
 def _side_cells(source: str, year: int | str, side: dict[str, Any]) -> list[Any]:
