@@ -28,7 +28,12 @@ from registry.settings_area import (
     member_view,
     settings_context,
 )
-from registry.statistics.benchmark_charts import benchmark_charts, trend_charts
+from registry.statistics.benchmark_charts import (
+    benchmark_charts,
+    data_quality_charts,
+    data_quality_glance,
+    trend_charts,
+)
 from registry.statistics.charts import BarChart, BarRow, count_bar, is_unreliable, rate_bar
 from registry.statistics.quality import data_quality_rows
 from registry.statistics.selectors import (
@@ -78,6 +83,8 @@ def statistics_page(request: HttpRequest, membership: Membership) -> HttpRespons
     context |= {
         "benchmark_charts": benchmark_charts(compared),
         "trend_charts": trend_charts(compared),
+        "quality_charts": data_quality_charts(compared["data_quality"]),
+        "quality_glance": data_quality_glance(compared["data_quality"]),
         "stats": stats,
         "headline": _headline(stats),
         "rate_charts": [_rate_chart(stats, rate) for rate in RATES],
