@@ -693,6 +693,13 @@ metadata: dict[str, Any] = {
 }
 
 
+def _real_path(path: str, operations: dict[str, Any]) -> str:
+    """Django's regex simplification drops the ``$`` of ``Bundle/$validate``: put it back."""
+    if any(op.get("operationId") == "validateBundle" for op in operations.values()):
+        return path.rsplit("/", 1)[0] + "/$validate"
+    return path
+
+
 class ApiKeyScheme(OpenApiAuthenticationExtension):
     target_class = "keys.authentication.ApiKeyAuthentication"
     name = SCHEME
@@ -718,6 +725,7 @@ def add_components(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     """drf-spectacular postprocessing hook: the named FHIR schemas the operations refer to."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas.update(COMPONENTS)
+    result["paths"] = {_real_path(path, ops): ops for path, ops in result.get("paths", {}).items()}
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
             if "requestBody" in operation:

@@ -10,7 +10,9 @@ urlpatterns = [
     path("metadata", CapabilityView.as_view(), name="fhir-metadata"),
     path("Bundle", SubmitBundleView.as_view(), name="submit-bundle"),
     path("Bundle/$validate", ValidateBundleView.as_view(), name="validate-bundle"),
-    path("Bundle/<str:bundle>", BundleInstanceView.as_view()),
+    # A FHIR id (not _history, _search or an unknown $operation): the type is known, the
+    # method never supported, so 405.
+    re_path(r"^Bundle/[A-Za-z0-9.\-]{1,64}$", BundleInstanceView.as_view()),
     path("ingestions/<str:ingestion>", IngestionStatusView.as_view(), name="ingestion-status"),
     # Anything else: 404 not-supported, as an OperationOutcome (ingestion.api.unsupported).
     re_path(r"^.*$", NotSupportedView.as_view()),
