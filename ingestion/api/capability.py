@@ -65,7 +65,10 @@ def _rest(base: str) -> dict[str, Any]:
             f"names the ingestion in issue extensions ({base}/StructureDefinition/"
             "ingestion-id and .../ingestion-status-url) and in Content-Location. GET the "
             "status URL ([base]/ingestions/{id}) for the receipt; while it is queued or "
-            "processing the answer carries Retry-After and X-Progress."
+            "processing the answer carries Retry-After and X-Progress. POST a Bundle to "
+            "[base]/Bundle/$validate to check it and see what submitting it would do, at once "
+            "and with nothing stored. A call this service does not offer answers an "
+            "OperationOutcome (not-supported): 405 with Allow for a method, 404 for a path."
         ),
         "security": _security(),
         "resource": [_bundle_resource()],

@@ -348,8 +348,9 @@ COMMON_ERRORS = {
 TRY_IT_OUT = (
     '**"Try it out" writes real data.** A request sent from these interactive docs with a '
     "real key is a real submission: it stores records for that key's practice (they count "
-    "in its statistics and duplicate checks). Use a practice set up for testing, or retract "
-    "what you sent (see the retraction examples)."
+    "in its statistics and duplicate checks). Use a sandbox practice's key (`rgk_test_...`: "
+    "its records never count in the registry's figures, and its staff can delete them all), "
+    "or `POST /api/registry/fhir/Bundle/$validate`, which stores nothing."
 )
 
 ACCEPTED_EXAMPLE = {
