@@ -7,7 +7,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 import pytest
 from django.db import connection
 
@@ -22,20 +21,9 @@ from tests.ingestion.test_nvss import load, void
 
 pytestmark = pytest.mark.django_db
 
-VALIDATE_URL = "/api/registry/fhir/Bundle/$validate"
 
-
-def validate(
-    api: Api, body: Any, *, token: str | None = None, content_type: str = "application/fhir+json"
-):
-    data = body if isinstance(body, bytes | str) else orjson.dumps(body)
-    return api.client.post(
-        VALIDATE_URL,
-        data=data,
-        content_type=content_type,
-        headers={"Authorization": f"Bearer {token or api.token}"},
-        CONTENT_TYPE=content_type,
-    )
+def validate(api: Api, body: Any, **options: Any):
+    return api.validate(body, **options)
 
 
 def previews(api: Api, body: Any) -> list[dict[str, Any]]:
@@ -308,7 +296,9 @@ def test_at_the_top_level_the_preview_runs_read_only_and_stores_nothing(client, 
 def test_validate_needs_the_write_scope_and_a_key(api, client, practice):
     reader = mint_reader(client, practice)
     assert validate(api, course("C-1"), token=reader).status_code == 403
-    response = client.post(VALIDATE_URL, data=b"{}", content_type="application/fhir+json")
+    response = client.post(
+        "/api/registry/fhir/Bundle/$validate", data=b"{}", content_type="application/fhir+json"
+    )
     assert response.status_code == 401
     assert response.json()["issue"][0]["code"] == "login"
 
