@@ -245,6 +245,9 @@ REGISTRY_REQUEUE_AFTER_SECONDS = env.int("REGISTRY_REQUEUE_AFTER_SECONDS", defau
 # Full fhir.resources validation of every course before mapping: for comparison only.
 REGISTRY_FHIR_VALIDATION = env.bool("REGISTRY_FHIR_VALIDATION", default=False)
 REGISTRY_RATE_LIMIT = "120/m"  # spec section 8: per key, per endpoint
+# Bundle/$validate maps and plans a body while the caller waits: at most this many entries
+# (a larger body is 413, "validate it in parts"; submitting has no such limit).
+REGISTRY_VALIDATE_MAX_ENTRIES = env.int("REGISTRY_VALIDATE_MAX_ENTRIES", default=1000)
 RATELIMIT_FAIL_OPEN = True
 # After a failed cache or broker call, skip that service for this long (config.breaker).
 REGISTRY_REDIS_BREAKER_SECONDS = env.float("REGISTRY_REDIS_BREAKER_SECONDS", default=5)

@@ -34,6 +34,7 @@ urlpatterns = [
     path("settings/password/", account.password_change, name="password_change"),
     path("settings/password/done/", account.password_change_done, name="password_change_done"),
     path("settings/key/", include("keys.urls")),
+    path("settings/sandbox/", include("ingestion.sandbox.urls")),
     path("settings/", include("registry.urls")),
 ]
 

@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID, uuid4
 
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from ingestion.faults import is_record_fault
@@ -74,6 +74,24 @@ def records_apply(
     for result in results:
         outcome.extend(_apply_alone(practice, result, ingestion_id))
     return outcome
+
+
+def records_plan(*, practice: Practice, results: Sequence[Result]) -> ChunkOutcome:
+    """What :func:`records_apply` would answer now for ``results``, writing nothing.
+
+    The lifecycle runs as it does for real (the same :class:`_Chunk` code, in entry order, so
+    several courses of one body touching one chart or resembling each other are answered as
+    the pipeline would), reading the practice's records and match keys without locking them,
+    and stops before the writes: no record, version, match key, count or provider row, no
+    row lock or advisory lock, no sequence value. At the top level it runs in a read-only
+    transaction (one snapshot, and PostgreSQL refuses any write). For ``Bundle/$validate``.
+    """
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        return _Chunk(practice, None).plan(results)
 
 
 def _apply_alone(practice: Practice, result: Result, ingestion_id: UUID | None) -> ChunkOutcome:
@@ -152,6 +170,19 @@ class _Chunk:
 
     def apply(self, results: Sequence[Result]) -> ChunkOutcome:
         self._load(results)
+        self._decide(results)
+        with self._write_counts():
+            self._write()
+        return self.outcome
+
+    def plan(self, results: Sequence[Result]) -> ChunkOutcome:
+        """The outcome :meth:`apply` would have, from what is on file, with nothing written."""
+        self._load(results, lock=False)
+        self._decide(results)
+        return self.outcome
+
+    def _decide(self, results: Sequence[Result]) -> None:
+        """The lifecycle table, in entry order, on the records as this chunk sees them."""
         for result in results:
             if isinstance(result, Rejection):
                 self.outcome.rejected.append(
@@ -165,18 +196,14 @@ class _Chunk:
                 self._void(result)
             else:
                 self._submit(result)
-        with self._write_counts():
-            self._write()
-        return self.outcome
 
     # -- reading ---------------------------------------------------------------------------
 
-    def _load(self, results: Sequence[Result]) -> None:
+    def _load(self, results: Sequence[Result], *, lock: bool = True) -> None:
         charts = _charts_named(results)
-        records = (
-            Record.objects.select_for_update()
-            .filter(practice=self.practice, external_record_id__in=charts)
-            .values(*ROW_FIELDS)
+        found = Record.objects.select_for_update() if lock else Record.objects.all()
+        records = found.filter(practice=self.practice, external_record_id__in=charts).values(
+            *ROW_FIELDS
         )
         for values in records:
             self.tracked[values["external_record_id"]] = _Tracked(_Row(**values), is_new=False)

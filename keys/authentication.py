@@ -14,7 +14,7 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
-from keys.models import ApiKey, is_well_formed
+from keys.models import ApiKey, is_sandbox_token, is_well_formed
 from keys.selectors import key_for_token
 from keys.services import key_mark_used
 from registry.models import Practice
@@ -59,6 +59,12 @@ class ApiKeyAuthentication(BaseAuthentication):
         if not key.is_active:
             log.info("refused revoked api key %s", key.prefix)
             raise AuthenticationFailed(INVALID)
+        if is_sandbox_token(token) != key.practice.sandbox:
+            # Cannot happen through the services (the flag changes only without an active
+            # key); if the flag was changed behind their back, the key stops, rather than a
+            # test key writing into the registry or a live key into a sandbox.
+            log.warning("refused api key %s: its kind no longer fits its practice", key.prefix)
+            raise AuthenticationFailed(INVALID)
         key_mark_used(key=key)
         return KeyPrincipal(key), key
 
@@ -79,5 +85,7 @@ def _bearer_token(header: bytes) -> str:
     except UnicodeDecodeError:
         raise AuthenticationFailed("Malformed API key.") from None
     if not is_well_formed(token):
-        raise AuthenticationFailed("Malformed API key: expected rgk_ and 40 letters or digits.")
+        raise AuthenticationFailed(
+            "Malformed API key: expected rgk_ (or rgk_test_) and 40 letters or digits."
+        )
     return token

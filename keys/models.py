@@ -1,8 +1,11 @@
 """API keys: one active key per practice, stored as a lookup prefix and a SHA-256 digest.
 
-The raw token (``rgk_`` + 40 base62 characters) exists only in the response that minted it.
-Its first 12 characters are the lookup prefix, which is not secret: it is shown in the
-settings page, the admin and the audit trail so that people can tell keys apart.
+The raw token (``rgk_`` + 40 base62 characters; ``rgk_test_`` + 40 for a sandbox practice)
+exists only in the response that minted it. Base62 has no ``_``, so no live token can start
+``rgk_test_``: the kind of a key is plain from its first characters, in a log or a config
+file. The token's start and its next 8 characters are the lookup prefix, which is not
+secret: it is shown in the settings page, the admin and the audit trail so that people can
+tell keys apart.
 """
 
 from __future__ import annotations
@@ -28,15 +31,18 @@ SCOPE_CHOICES = [
 ]
 
 TOKEN_START = "rgk_"  # noqa: S105 (the public marker, not a secret)
+SANDBOX_TOKEN_START = "rgk_test_"  # noqa: S105 (likewise)
 TOKEN_RANDOM_LENGTH = 40
-PREFIX_LENGTH = len(TOKEN_START) + 8
-TOKEN_PATTERN = re.compile(rf"{TOKEN_START}[0-9A-Za-z]{{{TOKEN_RANDOM_LENGTH}}}\Z")
+PREFIX_RANDOM_LENGTH = 8
+PREFIX_LENGTH = len(SANDBOX_TOKEN_START) + PREFIX_RANDOM_LENGTH  # the longer of the two
+TOKEN_PATTERN = re.compile(rf"{TOKEN_START}(?:test_)?[0-9A-Za-z]{{{TOKEN_RANDOM_LENGTH}}}\Z")
 _BASE62 = string.digits + string.ascii_letters
 
 
-def new_token() -> str:
-    """``rgk_`` + 40 base62 characters from ``secrets``: about 238 bits, 190 after the prefix."""
-    return TOKEN_START + "".join(secrets.choice(_BASE62) for _ in range(TOKEN_RANDOM_LENGTH))
+def new_token(*, sandbox: bool = False) -> str:
+    """``rgk_`` (or ``rgk_test_``) + 40 base62 characters from ``secrets``: about 238 bits."""
+    start = SANDBOX_TOKEN_START if sandbox else TOKEN_START
+    return start + "".join(secrets.choice(_BASE62) for _ in range(TOKEN_RANDOM_LENGTH))
 
 
 def token_digest(token: str) -> str:
@@ -44,8 +50,13 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode("ascii")).hexdigest()
 
 
+def is_sandbox_token(token: str) -> bool:
+    return token.startswith(SANDBOX_TOKEN_START)
+
+
 def token_prefix(token: str) -> str:
-    return token[:PREFIX_LENGTH]
+    start = SANDBOX_TOKEN_START if is_sandbox_token(token) else TOKEN_START
+    return token[: len(start) + PREFIX_RANDOM_LENGTH]
 
 
 def is_well_formed(token: str) -> bool:

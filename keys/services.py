@@ -131,8 +131,11 @@ def clean_scopes(scopes: Iterable[str]) -> list[str]:
 
 def _lock_active_key(practice: Practice) -> ApiKey | None:
     # NO KEY UPDATE: serialises key changes without blocking inserts that reference the
-    # practice (they take KEY SHARE), so ingestion carries on while a key is minted.
-    Practice.objects.select_for_update(no_key=True).filter(pk=practice.pk).exists()
+    # practice (they take KEY SHARE), so ingestion carries on while a key is minted. The
+    # sandbox flag is read under the lock: it decides the kind of token minted, and
+    # practice_set_sandbox (which takes the same row lock) refuses while a key is active.
+    locked = Practice.objects.select_for_update(no_key=True).filter(pk=practice.pk)
+    practice.sandbox = bool(locked.values_list("sandbox", flat=True).first())
     return ApiKey.objects.filter(practice=practice, revoked_at__isnull=True).first()
 
 
@@ -142,7 +145,7 @@ def _check_expected(practice: Practice, key: ApiKey | None, expected_prefix: str
 
 
 def _create_key(*, practice: Practice, scopes: list[str], by: User | None) -> tuple[ApiKey, str]:
-    token = new_token()
+    token = new_token(sandbox=practice.sandbox)
     key = ApiKey.objects.create(
         practice=practice,
         prefix=token_prefix(token),

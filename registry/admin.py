@@ -10,7 +10,7 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.utils import unquote
 from django.contrib.auth.models import User
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
@@ -34,6 +34,7 @@ from registry.selectors import (
     review_decisions_for,
     review_queue_size,
 )
+from registry.services import practice_set_sandbox, sandbox_change_problem
 
 
 class MembershipInline(admin.TabularInline):
@@ -42,12 +43,43 @@ class MembershipInline(admin.TabularInline):
     autocomplete_fields = ["user"]
 
 
+class PracticeForm(forms.ModelForm):
+    class Meta:
+        model = Practice
+        fields = ["slug", "name", "sandbox"]
+
+    def clean_sandbox(self) -> bool:
+        """A practice changes kind only while it holds nothing (registry.services)."""
+        sandbox = bool(self.cleaned_data["sandbox"])
+        stored = self.instance
+        if stored.pk is not None and sandbox != stored.sandbox:
+            problem = sandbox_change_problem(stored)
+            if problem:
+                raise forms.ValidationError(problem)
+        return sandbox
+
+
 @admin.register(Practice)
 class PracticeAdmin(KeyManagementMixin, admin.ModelAdmin):
-    list_display = ["slug", "name", "created_at"]
+    form = PracticeForm
+    list_display = ["slug", "name", "sandbox", "created_at"]
+    list_filter = ["sandbox"]
     search_fields = ["slug", "name"]
     inlines = [MembershipInline, ApiKeyInline, KeyEventInline]
     actions = KEY_ACTIONS
+
+    def save_model(self, request: HttpRequest, obj: Practice, form: Any, change: bool) -> None:
+        """A change of kind goes through the service, which checks again under the lock."""
+        wanted = obj.sandbox
+        if not change or "sandbox" not in form.changed_data:
+            super().save_model(request, obj, form, change)
+            return
+        obj.sandbox = not wanted
+        super().save_model(request, obj, form, change)
+        try:
+            practice_set_sandbox(practice=obj, sandbox=wanted)
+        except ValidationError as error:
+            self.message_user(request, error.messages[0], messages.ERROR)
 
 
 @admin.register(Membership)

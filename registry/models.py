@@ -17,10 +17,23 @@ slug_validator = RegexValidator(
 
 
 class Practice(models.Model):
-    """A practice owns its API key, its records and its statistics; nothing crosses over."""
+    """A practice owns its API key, its records and its statistics; nothing crosses over.
+
+    A *sandbox* practice is where an integrator tries things: everything works as for any
+    practice, but its keys start ``rgk_test_``, its records count only in its own figures
+    (never in the registry's or another practice's benchmarks), and its staff may delete all
+    of its data. The flag changes only while the practice has no active key, no records and
+    no ingestions (:func:`registry.services.practice_set_sandbox`), so test data never turns
+    into registry data, nor real data into something a reset deletes.
+    """
 
     slug = models.CharField(max_length=50, unique=True, validators=[slug_validator])
     name = models.CharField(max_length=200, blank=True)
+    sandbox = models.BooleanField(
+        default=False,
+        help_text="A practice for trying the API: keys start rgk_test_, its records never "
+        "count in the registry's figures, and its staff may delete all of its data.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -45,6 +45,8 @@ NAV: list[NavItem] = [
     NavItem("Statistics", "registry:statistics"),
     NavItem("Password", "password_change"),
 ]
+# After the key, for a sandbox practice only: deleting its data (ingestion.sandbox).
+SANDBOX_NAV = NavItem("Sandbox data", "sandbox:reset")
 
 P = ParamSpec("P")
 MemberView = Callable[Concatenate[HttpRequest, Membership, P], HttpResponse]
@@ -141,10 +143,13 @@ def settings_context(request: HttpRequest, membership: Membership | None) -> dic
     the pages that need no practice (the password, the chooser).
     """
     user = signed_in_user(request)
+    nav = NAV
+    if membership is not None and membership.practice.sandbox:
+        nav = [NAV[0], SANDBOX_NAV, *NAV[1:]]
     context: dict[str, Any] = {
         "settings_nav": [
             (item, url, request.path.startswith(url))
-            for item in NAV
+            for item in nav
             for url in [reverse(item.url_name)]
         ],
         "can_review": may_use_review_admin(user),

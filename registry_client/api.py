@@ -1,4 +1,4 @@
-"""The two API calls, with the waiting the API asks for.
+"""The API calls (submit, poll, validate), with the waiting the API asks for.
 
 * 429 (rate limit) and 503 (service busy or restarting): wait ``Retry-After`` seconds, then
   send the same request again. The submit call carries its Idempotency-Key, so sending it
@@ -39,6 +39,13 @@ class Refused:
     """The submit call answered an error (400, 413, 415, ...): the Bundle was not taken."""
 
     http_status: int
+    operation_outcome: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Validated:
+    """``Bundle/$validate`` answered: what submitting the Bundle would do now (nothing stored)."""
+
     operation_outcome: dict[str, Any]
 
 
@@ -86,6 +93,17 @@ class RegistryApi:
             return Queued(status_url.rstrip("/").rsplit("/", 1)[-1], status_url)
         if response.status_code in (401, 403):
             raise ApiError(_explain(response))  # every other Bundle would fail the same way
+        return Refused(response.status_code, _outcome(response))
+
+    def validate(self, body: bytes) -> Validated | Refused:
+        """Check a Bundle and preview its submission (``POST Bundle/$validate``)."""
+        headers = {**self.headers, "Content-Type": "application/fhir+json"}
+        url = f"{self.base_url}/Bundle/$validate"
+        response = self._send("POST", url, content=body, headers=headers)
+        if response.status_code == 200:
+            return Validated(_outcome(response))
+        if response.status_code in (401, 403):
+            raise ApiError(_explain(response))
         return Refused(response.status_code, _outcome(response))
 
     def poll(self, status_url: str) -> Poll:

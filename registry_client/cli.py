@@ -2,12 +2,15 @@
 
     registry-submit births/                       # every *.json and *.ndjson in the folder
     registry-submit one.json backfill.ndjson --receipts out/
+    registry-submit --validate births/            # check each with Bundle/$validate only
 
 The API key comes from ``REGISTRY_API_KEY`` (or ``--token``), the FHIR base from
 ``REGISTRY_URL`` (or ``--url``). Exit status: 0 when every Bundle was taken and no record
 was rejected; 1 when a record was rejected, a Bundle was refused or an ingestion failed;
 2 when the run could not be done (no key, a path that does not exist, the registry
-unreachable or refusing the key).
+unreachable or refusing the key). With ``--validate`` nothing is submitted: each Bundle is
+checked with ``Bundle/$validate`` (:mod:`registry_client.validation`), and the exit status is
+1 when one would be rejected, has an error or is refused.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from tqdm import tqdm
 from registry_client import receipts
 from registry_client.api import ApiError, Queued, RegistryApi
 from registry_client.inputs import InputError, Item, items_from
+from registry_client.validation import ValidationSummary, validate_all
 
 DEFAULT_URL = "http://127.0.0.1:8000/api/registry/fhir"
 
@@ -91,6 +95,12 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         help="folder for the receipt files (default ./receipts)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--validate",
+        action="store_true",
+        help="submit nothing: check each Bundle with Bundle/$validate, say what submitting it "
+        "would do now, and keep each answer as <name>.validation.json in the receipts folder",
+    )
     return parser.parse_args(argv)
 
 
@@ -108,7 +118,12 @@ def main(
         return 2
     api = api or RegistryApi(arguments.url, arguments.token)
     try:
-        summary = run(items, api, arguments.receipts, progress=not arguments.no_progress)
+        if arguments.validate:
+            summary: Summary | ValidationSummary = validate_all(
+                items, api, arguments.receipts, progress=not arguments.no_progress
+            )
+        else:
+            summary = run(items, api, arguments.receipts, progress=not arguments.no_progress)
     except ApiError as error:
         print(f"registry-submit: {error}", file=sys.stderr)
         return 2

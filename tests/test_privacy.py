@@ -154,6 +154,9 @@ def test_nothing_identifying_reaches_a_table_a_log_or_a_task(client, caplog):
     assert "Quinn" in forbidden
     assert {"2019-02-12T13:00:00-07:00", "2024-07-15T04:37:00-07:00"} <= forbidden  # times
 
+    for body in bodies:  # $validate first: it must leave nothing behind either
+        assert api.validate(body).status_code == 200
+
     ids = []
     for body in bodies:
         response = api.submit(body)

@@ -13,11 +13,11 @@ from typing import Any
 
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
-from rest_framework.decorators import api_view, authentication_classes, permission_classes
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ingestion.api import schema
+from ingestion.api.unsupported import FhirView
 
 FHIR_VERSION = "4.0.1"
 SOFTWARE = "Birth Registry Ingestion API"
@@ -65,7 +65,10 @@ def _rest(base: str) -> dict[str, Any]:
             f"names the ingestion in issue extensions ({base}/StructureDefinition/"
             "ingestion-id and .../ingestion-status-url) and in Content-Location. GET the "
             "status URL ([base]/ingestions/{id}) for the receipt; while it is queued or "
-            "processing the answer carries Retry-After and X-Progress."
+            "processing the answer carries Retry-After and X-Progress. POST a Bundle to "
+            "[base]/Bundle/$validate to check it and see what submitting it would do, at once "
+            "and with nothing stored. A call this service does not offer answers an "
+            "OperationOutcome (not-supported): 405 with Allow for a method, 404 for a path."
         ),
         "security": _security(),
         "resource": [_bundle_resource()],
@@ -113,6 +116,21 @@ def _bundle_resource() -> dict[str, Any]:
             "records are mapped afterwards and reported in the ingestion receipt."
         ),
         "interaction": [{"code": "create", "documentation": "Asynchronous: 202 and a status URL."}],
+        "operation": [
+            {
+                "name": "validate",
+                "definition": "http://hl7.org/fhir/OperationDefinition/Resource-validate",
+                "documentation": (
+                    "POST [base]/Bundle/$validate with a Bundle as the body (no Parameters "
+                    "wrapper, no mode or profile): answered at once, 200 and an "
+                    "OperationOutcome, and nothing is stored. The same checks, mapping and "
+                    "structural validation as a submission; per course of care one "
+                    "information issue saying what a submission would do now (would create, "
+                    "would amend (version N), would be flagged as a suspected duplicate, "
+                    "would be rejected: ..., would retract). At most 1000 entries at once."
+                ),
+            }
+        ],
         "versioning": "no-version",
         "readHistory": False,
         "updateCreate": False,
@@ -122,10 +140,12 @@ def _bundle_resource() -> dict[str, Any]:
     }
 
 
-@extend_schema(**schema.metadata)
-@api_view(["GET"])
-@authentication_classes([])
-@permission_classes([])
-def capability_view(request: Request) -> Response:
+class CapabilityView(FhirView):
     """No key needed: a FHIR client reads this before it knows how to authenticate."""
-    return Response(capability_statement(api_base(request)))
+
+    what = "metadata"
+    takes = "The CapabilityStatement is read with GET, without a key."
+
+    @extend_schema(**schema.metadata)
+    def get(self, request: Request) -> Response:
+        return Response(capability_statement(api_base(request)))

@@ -16,6 +16,12 @@ from ingestion.api.views import SubmitBundleView
 
 
 class SubmitAtBaseView(SubmitBundleView):
+    what = "the FHIR base"
+    takes = (
+        "The base takes a Bundle with POST, as POST [base]/Bundle does; there is no "
+        "system-level search, history or delete. The CapabilityStatement is at [base]/metadata."
+    )
+
     @schema.submit_at_base
     def post(self, request: Request) -> Response:
         return super().post(request)

@@ -378,8 +378,9 @@ COMMON_ERRORS = {
 TRY_IT_OUT = (
     '**"Try it out" writes real data.** A request sent from these interactive docs with a '
     "real key is a real submission: it stores records for that key's practice (they count "
-    "in its statistics and duplicate checks). Use a practice set up for testing, or retract "
-    "what you sent (see the retraction examples)."
+    "in its statistics and duplicate checks). Use a sandbox practice's key (`rgk_test_...`: "
+    "its records never count in the registry's figures, and its staff can delete them all), "
+    "or `POST /api/registry/fhir/Bundle/$validate`, which stores nothing."
 )
 
 ACCEPTED_EXAMPLE = {
@@ -522,6 +523,114 @@ submit_at_base = extend_schema(
     }
 )
 
+VALIDATE_EXAMPLE = {
+    "resourceType": "OperationOutcome",
+    "issue": [
+        {
+            "severity": "information",
+            "code": "informational",
+            "diagnostics": "would create a record for chart number 2026-000123 (version 1)",
+            "expression": ["Bundle.entry[0]"],
+        },
+        {
+            "severity": "information",
+            "code": "informational",
+            "diagnostics": "would amend (version 3) the record for chart number 2026-000124",
+            "expression": ["Bundle.entry[1]"],
+        },
+        {
+            "severity": "information",
+            "code": "structure",
+            "diagnostics": "would be rejected: The course of care has no mother Patient: "
+            "exactly one is required (roles are read from Patient.meta.profile)",
+            "expression": ["Bundle.entry[2]"],
+        },
+        {
+            "severity": "error",
+            "code": "structure",
+            "diagnostics": "The course of care has no mother Patient: exactly one is required "
+            "(roles are read from Patient.meta.profile).",
+            "expression": ["Bundle.entry[2].resource.entry"],
+        },
+        {
+            "severity": "information",
+            "code": "conflict",
+            "diagnostics": "would be rejected: Stale update ignored (chart number 2026-000125)",
+            "expression": ["Bundle.entry[3]"],
+        },
+    ],
+}
+
+validate = extend_schema(
+    operation_id="validateBundle",
+    summary="Check a Bundle and preview what submitting it would do (stores nothing)",
+    description=(
+        "FHIR's `$validate` on Bundle, answered at once. The body goes through the same "
+        "checks as a submission (Content-Type, size, JSON, resourceType Bundle: 400, 413, "
+        "415 as for a submit), then the same mapping and structural validation as "
+        "ingestion, and the record lifecycle is worked out on the practice's records as they "
+        "stand now. **Nothing is stored**: no ingestion, record, count, match key or staged "
+        "payload, and no log line with a submitted value. `Idempotency-Key` is ignored.\n\n"
+        "The answer is 200 with an OperationOutcome. For each course of care (retraction, "
+        "NVSS void) there is one `information` issue whose `diagnostics` begin with what a "
+        "submission would do now: `would create`, `would amend (version N)`, `would be "
+        "flagged as a suspected duplicate`, `would be rejected: ...` (a structural fault, a "
+        "stale update, a conflict, a chart number not on file; the issue's `code` says "
+        "which), or `would retract`. After it come that entry's own issues: `error`s for "
+        "structural faults, `warning`s. Every issue's `expression` names its entry: `Bundle` "
+        "for one course of care, `Bundle.entry[i]...` in a batch. Several courses in one "
+        "body are worked out in order, as the pipeline applies them (the same chart twice, "
+        "two courses resembling each other).\n\n"
+        "At most 1,000 entries (`REGISTRY_VALIDATE_MAX_ENTRIES`) are checked at once; a "
+        "larger body is 413: validate it in parts. Its own rate-limit counter (120 requests "
+        "per minute per key). Scope: `ingest:write`. A sandbox key (`rgk_test_...`) previews "
+        "against the sandbox practice's records."
+    ),
+    tags=["FHIR"],
+    request={"application/fhir+json": ref("Bundle"), "application/json": ref("Bundle")},
+    parameters=[RETRY_AFTER, WWW_AUTHENTICATE],
+    examples=SUBMIT["examples"],
+    responses={
+        200: OpenApiResponse(
+            response=ref("OperationOutcome"),
+            description="The preview: one information issue per course of care, then its "
+            "own issues.",
+            examples=[
+                OpenApiExample(
+                    "200 preview of a batch",
+                    value=VALIDATE_EXAMPLE,
+                    response_only=True,
+                    status_codes=["200"],
+                    media_type="application/fhir+json",
+                )
+            ],
+        ),
+        400: _error(
+            400,
+            "The body is not a JSON FHIR Bundle (malformed JSON, an array, a scalar, another "
+            "resource type).",
+            "structure",
+            "resourceType must be 'Bundle'.",
+            "Bundle.resourceType",
+        ),
+        401: COMMON_ERRORS[401],
+        403: SUBMIT["responses"][403],
+        408: SUBMIT["responses"][408],
+        413: _error(
+            413,
+            "More entries than REGISTRY_VALIDATE_MAX_ENTRIES (1,000 by default): validate the "
+            "Bundle in parts. Or a body larger than REGISTRY_MAX_BODY_BYTES (64 MiB).",
+            "too-costly",
+            "This Bundle has 1500 entries; $validate checks at most 1000 at once. Validate it "
+            "in parts of at most 1000 entries (submitting has no such limit).",
+            "Bundle.entry",
+        ),
+        415: SUBMIT["responses"][415],
+        429: COMMON_ERRORS[429],
+        503: COMMON_ERRORS[503],
+    },
+)
+
 status = extend_schema(
     operation_id="getIngestion",
     summary="Poll an ingestion's receipt",
@@ -615,6 +724,13 @@ metadata: dict[str, Any] = {
 }
 
 
+def _real_path(path: str, operations: dict[str, Any]) -> str:
+    """Django's regex simplification drops the ``$`` of ``Bundle/$validate``: put it back."""
+    if any(op.get("operationId") == "validateBundle" for op in operations.values()):
+        return path.rsplit("/", 1)[0] + "/$validate"
+    return path
+
+
 class ApiKeyScheme(OpenApiAuthenticationExtension):
     target_class = "keys.authentication.ApiKeyAuthentication"
     name = SCHEME
@@ -640,6 +756,7 @@ def add_components(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     """drf-spectacular postprocessing hook: the named FHIR schemas the operations refer to."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas.update(COMPONENTS)
+    result["paths"] = {_real_path(path, ops): ops for path, ops in result.get("paths", {}).items()}
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
             if "requestBody" in operation:

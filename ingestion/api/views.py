@@ -1,4 +1,4 @@
-"""The two FHIR endpoints. They check the request, call one service, and answer."""
+"""The FHIR endpoints. They check the request, call one service, and answer."""
 
 from __future__ import annotations
 
@@ -9,11 +9,8 @@ from django.core.exceptions import RequestDataTooBig
 from django.core.handlers.asgi import ASGIRequest
 from django.http import StreamingHttpResponse
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
-from rest_framework.decorators import api_view, authentication_classes, permission_classes
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from ingestion.api import schema
 from ingestion.api.accepted import accepted_outcome
@@ -21,12 +18,14 @@ from ingestion.api.body import BodyTooLarge, is_chunked, read_chunked
 from ingestion.api.capability import api_base
 from ingestion.api.errors import FhirError
 from ingestion.api.ratelimit import enforce_rate_limit
+from ingestion.api.unsupported import FhirView
 from ingestion.models import Ingestion
+from ingestion.preview import bundle_validate
 from ingestion.progress import progress_headers
 from ingestion.receipt import pieces_async, receipt_stream
 from ingestion.selectors import ingestion_get, ingestion_receipt
 from ingestion.services import ingestion_for_key, ingestion_retried, ingestion_submit
-from ingestion.submission import NotABundle, parse_submission
+from ingestion.submission import NotABundle, Submission, parse_submission
 from keys.authentication import ApiKeyAuthentication
 from keys.models import INGEST_READ, INGEST_WRITE, ApiKey
 from keys.permissions import HasScope
@@ -36,7 +35,7 @@ FHIR_MEDIA_TYPES = {"application/fhir+json", "application/json"}
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 
-class RegistryApiView(APIView):
+class RegistryApiView(FhirView):
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [HasScope]
 
@@ -47,6 +46,12 @@ class RegistryApiView(APIView):
 
 class SubmitBundleView(RegistryApiView):
     required_scope = INGEST_WRITE
+    what = "Bundle"
+    takes = (
+        "A Bundle is submitted with POST (or checked with POST [base]/Bundle/$validate); "
+        "there is no search, read, update or delete of Bundles. What became of a "
+        "submission is read at the status URL its 202 names."
+    )
 
     @schema.submit
     def post(self, request: Request) -> Response:
@@ -58,25 +63,51 @@ class SubmitBundleView(RegistryApiView):
             ingestion_retried(ingestion=earlier)  # its message may have been lost: again
             return _accepted(request, earlier)  # a retry: the original answer, nothing new
         _check_content_type(request)
-        body = _read_body(request)
-        try:
-            submission = parse_submission(
-                body,
-                chunk_entries=settings.REGISTRY_CHUNK_ENTRIES,
-                chunk_bytes=settings.REGISTRY_CHUNK_BYTES,
-            )
-        except NotABundle as error:
-            raise FhirError(
-                400, "structure", str(error), expression="Bundle.resourceType"
-            ) from None
+        submission = _parse(
+            _read_body(request),
+            chunk_entries=settings.REGISTRY_CHUNK_ENTRIES,
+            chunk_bytes=settings.REGISTRY_CHUNK_BYTES,
+        )
         ingestion, _ = ingestion_submit(
             practice=practice, submission=submission, idempotency_key=idempotency_key
         )
         return _accepted(request, ingestion)
 
 
+class ValidateBundleView(RegistryApiView):
+    """``POST [base]/Bundle/$validate``: the same door, mapping and lifecycle as a submission,
+    answered at once (200 and an OperationOutcome), with nothing stored (ingestion.preview)."""
+
+    required_scope = INGEST_WRITE
+    what = "Bundle/$validate"
+    takes = "$validate is called with POST and a Bundle as the body."
+
+    @schema.validate
+    def post(self, request: Request) -> Response:
+        enforce_rate_limit(request, group="validate")
+        _check_content_type(request)
+        most = settings.REGISTRY_VALIDATE_MAX_ENTRIES
+        body = _read_body(request)
+        submission = _parse(body, chunk_entries=most, chunk_bytes=len(body) + 1)
+        if submission.entry_count > most:
+            raise FhirError(
+                413,
+                "too-costly",
+                f"This Bundle has {submission.entry_count} entries; $validate checks at most "
+                f"{most} at once. Validate it in parts of at most {most} entries (submitting "
+                "has no such limit).",
+                expression="Bundle.entry",
+            )
+        return Response(bundle_validate(practice=self.practice(request), submission=submission))
+
+
 class IngestionStatusView(RegistryApiView):
     required_scope = INGEST_READ
+    what = "an ingestion"
+    takes = (
+        "An ingestion's receipt is read with GET; an ingestion cannot be changed or deleted "
+        "(a record is retracted by submitting a retraction)."
+    )
 
     @schema.status
     def get(self, request: Request, ingestion: str) -> Response | StreamingHttpResponse:
@@ -123,6 +154,13 @@ def _idempotency_key(request: Request) -> str | None:
     return value
 
 
+def _parse(body: bytes, *, chunk_entries: int, chunk_bytes: int) -> Submission:
+    try:
+        return parse_submission(body, chunk_entries=chunk_entries, chunk_bytes=chunk_bytes)
+    except NotABundle as error:
+        raise FhirError(400, "structure", str(error), expression="Bundle.resourceType") from None
+
+
 def _check_content_type(request: Request) -> None:
     media_type = (request.content_type or "").split(";")[0].strip().lower()
     if media_type not in FHIR_MEDIA_TYPES:
@@ -159,12 +197,3 @@ def _read_body(request: Request) -> bytes:
     if len(body) > limit:
         raise too_large
     return body
-
-
-@extend_schema(exclude=True)
-@api_view(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
-@authentication_classes([])
-@permission_classes([])
-def api_not_found(request: Request) -> Response:
-    """Anything else under the API answers with an OperationOutcome, not an HTML page."""
-    raise FhirError(404, "not-found", "No such endpoint under /api/registry/fhir/.")

@@ -151,7 +151,7 @@ def benchmarks_for_practice(
     pure rules of :mod:`registry.statistics.benchmarks`, for the attendant-type benchmarks
     and the data-quality figures alike (:mod:`registry.statistics.quality`).
     """
-    rows = BirthCount.objects.filter(year_cells(year_from, year_to))
+    rows = counts_beside_registry(practice=practice).filter(year_cells(year_from, year_to))
     cells = _benchmark_cells(rows, practice)
     years = {year for _, year in cells}
     contributors = _contributors(rows.exclude(practice=practice))
@@ -162,6 +162,25 @@ def benchmarks_for_practice(
         "trend": trend(cells=cells, years=years, roles=ATTENDANT_ROLES),
         "data_quality": quality.data_quality(cells=cells, years=years, contributors=contributors),
     }
+
+
+def counted_in_registry() -> Q:
+    """The one condition for a practice's counts to count in the registry's figures.
+
+    Sandbox practices never do: their records count only in their own statistics
+    (docs/decisions.md, "Sandbox practices"). Every figure over other practices or the whole
+    registry reads its counts through :func:`counts_beside_registry`, which applies this.
+    """
+    return Q(practice__sandbox=False)
+
+
+def counts_beside_registry(*, practice: Practice) -> QuerySet[BirthCount]:
+    """The kept counts a practice's figures are set beside: its own, and the registry's.
+
+    The viewer's own rows whatever it is (a sandbox sees its own figures), and those of every
+    other practice that counts in the registry (:func:`counted_in_registry`).
+    """
+    return BirthCount.objects.filter(Q(practice=practice) | counted_in_registry())
 
 
 def _benchmark_cells(rows: QuerySet[BirthCount], practice: Practice) -> dict[tuple[str, int], Cell]:

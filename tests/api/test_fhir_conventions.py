@@ -90,3 +90,10 @@ def test_the_202_names_the_ingestion_and_its_status_url_in_structured_extensions
     assert api.client.get(
         extensions[STATUS_URL]["valueUrl"], headers={"Authorization": f"Bearer {api.token}"}
     ).json()["id"] == ingestion_id_of(response)
+
+
+def test_metadata_names_validate_as_an_operation_on_bundle(client):
+    (bundle,) = client.get(f"{BASE}metadata").json()["rest"][0]["resource"]
+    (operation,) = bundle["operation"]
+    assert operation["name"] == "validate"
+    assert operation["definition"] == "http://hl7.org/fhir/OperationDefinition/Resource-validate"

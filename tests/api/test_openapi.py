@@ -133,3 +133,18 @@ def test_it_documents_the_progress_header_and_field(document):
     assert "X-Progress" in status["responses"]["200"]["headers"]
     receipt = document["components"]["schemas"]["IngestionReceipt"]
     assert set(receipt["properties"]["progress"]["required"]) == {"processed", "total", "unit"}
+
+
+def test_it_describes_validate_with_its_own_answers(document):
+    validate = document["paths"]["/api/registry/fhir/Bundle/$validate"]["post"]
+    assert validate["operationId"] == "validateBundle"
+    assert validate["security"] == [{"registryApiKey": ["ingest:write"]}]
+    assert set(validate["responses"]) == {
+        *("200", "400", "401", "403", "408", "413", "415", "429", "503")
+    }
+    assert "Nothing is stored" in validate["description"]
+    example = next(
+        iter(validate["responses"]["200"]["content"]["application/fhir+json"]["examples"].values())
+    )["value"]
+    assert example["issue"][0]["diagnostics"].startswith("would create")
+    assert "Bundle/{id}" not in str(document["paths"])  # 405 for every method: not an operation

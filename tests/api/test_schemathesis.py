@@ -55,6 +55,7 @@ def token(db) -> str:
 OPERATIONS = [
     ("POST", "/api/registry/fhir/Bundle"),
     ("POST", "/api/registry/fhir/"),
+    ("POST", "/api/registry/fhir/Bundle/$validate"),
     ("GET", "/api/registry/fhir/ingestions/{ingestion}"),
 ]
 MODES = [GenerationMode.POSITIVE, GenerationMode.NEGATIVE]

@@ -132,3 +132,46 @@ def test_it_is_installed_as_a_console_script(tmp_path):
     )
     assert missing_key.returncode == 2
     assert "REGISTRY_API_KEY" in missing_key.stderr
+
+
+def run_validate(server, paths, receipts: Path) -> tuple[int, str]:
+    out = io.StringIO()
+    api = RegistryApi(server.base, server.token)
+    argv = ["--validate", *map(str, paths), "--receipts", str(receipts), "--no-progress"]
+    return main(argv, api=api, out=out), out.getvalue()
+
+
+def test_validate_checks_every_bundle_stores_nothing_and_keeps_each_answer(
+    server, inputs, tmp_path
+):
+    folder = tmp_path / "checked"
+    status, summary = run_validate(server, inputs, folder)
+    assert status == 1  # CLI-2 has no mother: it would be rejected
+    assert "5 Bundle(s) validated, 0 refused; nothing was stored" in summary
+    # Each Bundle is checked against the records on file now, not the Bundles before it in
+    # the run: CLI-4 resembles CLI-3 only once CLI-3 is on file.
+    assert "4 created, 0 amended, 0 flagged, 1 rejected, 0 retracted" in summary
+    assert "issues: 1 error(s), 0 warning(s)" in summary
+    assert not Ingestion.objects.exists() and not Record.objects.exists()
+    names = sorted(p.name for p in folder.iterdir())
+    assert names[:2] == ["a.json.validation.json", "b.json.validation.json"]
+    assert not [name for name in names if name.endswith(".receipt.json")]
+    kept = json.loads((folder / "b.json.validation.json").read_text())
+    assert kept["operation_outcome"]["issue"][0]["diagnostics"].startswith("would be rejected")
+
+    # After submitting, the same files would amend what is now on file.
+    run(server, inputs, tmp_path / "receipts")
+    status, summary = run_validate(server, inputs, folder)
+    assert "0 created, 4 amended" in summary
+
+
+def test_validate_exits_zero_when_all_would_go_through_and_one_when_refused(server, tmp_path):
+    good = tmp_path / "good.json"
+    good.write_bytes(dumps(course("CLI-9")))
+    assert run_validate(server, [good], tmp_path / "r1")[0] == 0
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"resourceType": "Patient"}')
+    status, summary = run_validate(server, [bad], tmp_path / "r2")
+    assert status == 1 and "1 refused" in summary
+    kept = json.loads((tmp_path / "r2" / "bad.json.validation.json").read_text())
+    assert kept["refused"]["http_status"] == 400

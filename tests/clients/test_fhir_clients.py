@@ -19,6 +19,7 @@ from registry.models import Record
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 README = Path(__file__).resolve().parents[2] / "README.md"
+INTEGRATORS = Path(__file__).resolve().parents[2] / "docs" / "integrators.md"
 
 
 def readme_snippets() -> list[str]:
@@ -69,3 +70,35 @@ def test_fhirclient_reads_the_capability_statement(server):
     statement = smart.server.capabilityStatement
     assert statement.fhirVersion == "4.0.1"
     assert statement.rest[0].resource[0].type == "Bundle"
+
+
+def validate_snippet() -> str:
+    text = INTEGRATORS.read_text()
+    section = text.split("## Checking before sending", 1)[1].split("\n## ", 1)[0]
+    (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    return code
+
+
+def test_fhirpy_calls_validate_as_the_integrators_guide_shows(server):
+    namespace = {"BASE": server.base, "TOKEN": server.token, "bundle": example("Batch")}
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        exec(compile(validate_snippet(), "integrators.md", "exec"), namespace)  # noqa: S102
+    issues = namespace["outcome"]["issue"]
+    assert [i["diagnostics"].split(" ")[:2] for i in issues] == [["would", "create"]] * 2
+    assert "information Bundle.entry[0] would create" in printed.getvalue()
+    assert not Record.objects.exists()
+
+
+def test_fhirclient_can_call_validate_through_its_server(server):
+    from fhirclient import client
+
+    smart = client.FHIRClient(settings={"app_id": "test", "api_base": server.base})
+    smart.server.session.headers["Authorization"] = f"Bearer {server.token}"
+    try:
+        answer = smart.server.post_json("Bundle/$validate", example("One course of care")).json()
+    finally:
+        smart.server.session.close()  # a kept-alive connection would keep the server's thread
+    (issue,) = answer["issue"]
+    assert issue["diagnostics"].startswith("would create")
+    assert not Record.objects.exists()

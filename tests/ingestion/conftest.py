@@ -12,6 +12,7 @@ from keys.services import key_mint
 from registry.models import Practice
 
 SUBMIT_URL = "/api/registry/fhir/Bundle"
+VALIDATE_URL = "/api/registry/fhir/Bundle/$validate"
 
 
 @dataclass
@@ -40,6 +41,19 @@ class Api:
             data=data,
             content_type=content_type,
             headers=headers,
+            CONTENT_TYPE=content_type,
+        )
+
+    def validate(
+        self, body: Any, *, content_type: str = "application/fhir+json", token: str | None = None
+    ):
+        """``POST Bundle/$validate``: what submitting ``body`` would do now."""
+        data = body if isinstance(body, bytes | str) else orjson.dumps(body)
+        return self.client.post(
+            VALIDATE_URL,
+            data=data,
+            content_type=content_type,
+            headers={"Authorization": f"Bearer {token or self.token}"},
             CONTENT_TYPE=content_type,
         )
 

@@ -247,7 +247,7 @@ def test_with_the_broker_down_a_submission_is_kept_for_the_recovery(client, sett
 
 def test_an_unknown_api_path_is_an_operation_outcome(api, client):
     response = client.get("/api/registry/fhir/Patient/1")
-    assert_outcome(response, 404, "not-found")
+    assert_outcome(response, 404, "not-supported")  # an unknown type: issue 21
 
 
 def test_two_practices_keys_are_independent(api, other_practice, client):
