@@ -15,6 +15,7 @@ Exactly once, whatever happens to the worker:
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import logging
 from collections.abc import Mapping
@@ -26,7 +27,7 @@ from uuid import UUID
 
 import msgspec
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Case, Exists, F, OuterRef, Q, When
 from django.utils import timezone
 
@@ -415,7 +416,12 @@ def _isolate_chunk(claim: Claim, staged: Mapping[str, Any], key: bytes) -> Step:
             results: list[Result] = [_crashed(reference)]
         else:
             results = _map_alone(claim, entries[position], index, key, reference)
-        step = _apply_entry(claim, staged, position, len(entries), results, reference)
+        try:
+            step = _apply_entry(claim, staged, position, len(entries), results, reference)
+        except DatabaseError as error:
+            if is_transient(error):
+                _forget_try(staged["id"], position)
+            raise
         if step != Step.NEXT:
             return step
     return Step.NEXT
@@ -434,16 +440,32 @@ def _mark_trying(chunk_id: int, position: int) -> int:
     """Commit that ``position`` is being tried; how many times it has been, this one included."""
 
     def mark() -> int:
-        StagedChunk.objects.filter(id=chunk_id).update(
-            trying_count=Case(When(trying_entry=position, then=F("trying_count") + 1), default=1),
-            trying_entry=position,
-        )
-        return (
-            StagedChunk.objects.filter(id=chunk_id).values_list("trying_count", flat=True).first()
-            or 1
-        )
+        # One transaction: a retry after the read failed must not count the try twice.
+        with transaction.atomic():
+            StagedChunk.objects.filter(id=chunk_id).update(
+                trying_count=Case(
+                    When(trying_entry=position, then=F("trying_count") + 1), default=1
+                ),
+                trying_entry=position,
+            )
+            chunk = StagedChunk.objects.filter(id=chunk_id).values_list("trying_count", flat=True)
+            return chunk.first() or 1
 
     return retry_transient(mark, what="marking an entry")
+
+
+def _forget_try(chunk_id: int, position: int) -> None:
+    """A try that a transient error ended (a cancelled statement, a lost connection) is no
+    crash of the entry: it does not count towards ``REGISTRY_ENTRY_CRASH_LIMIT``. Best effort:
+    if the database cannot be reached even for this, the try stays counted."""
+
+    def forget() -> None:
+        StagedChunk.objects.filter(id=chunk_id, trying_entry=position, trying_count__gt=0).update(
+            trying_count=F("trying_count") - 1
+        )
+
+    with contextlib.suppress(DatabaseError):
+        retry_transient(forget, what="forgetting a try")
 
 
 def _map_alone(claim: Claim, entry: bytes, index: int, key: bytes, reference: str) -> list[Result]:

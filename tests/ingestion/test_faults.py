@@ -6,11 +6,14 @@ applies a batch, as an operator or a statement timeout would.
 
 from __future__ import annotations
 
+import random
 import threading
+import time
 import uuid
 
 import psycopg
 import pytest
+from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.test import override_settings
 
@@ -86,22 +89,36 @@ def test_a_deadlock_is_transient():
 
 
 class Canceller(threading.Thread):
-    """Cancels the worker's running statements, one every few milliseconds."""
+    """Cancels the worker's running statements in bursts: every 3 ms for 50 ms, then a pause.
+
+    Cancelling every 3 ms without a pause starves a loaded machine: when each chunk's
+    statements take longer than that, every try is cancelled and no chunk ever commits. The
+    random pauses let some tries through however slow the machine is, while the bursts still
+    cancel statements at every point of a chunk.
+    """
+
+    BURST_SECONDS = 0.05
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
         self.stop = threading.Event()
         self.cancelled = 0
+        self.pauses = random.Random(20)
 
     def run(self) -> None:
         with psycopg.connect(workers.test_database_url(), autocommit=True) as conn:
-            while not self.stop.wait(0.003):
-                row = conn.execute(
-                    "SELECT count(*) FILTER (WHERE pg_cancel_backend(pid)) FROM pg_stat_activity"
-                    " WHERE application_name = %s AND state = 'active'",
-                    [WORKER_APP_NAME],
-                ).fetchone()
-                self.cancelled += row[0] if row else 0
+            while not self.stop.wait(self.pauses.uniform(0.02, 0.3)):
+                burst_end = time.monotonic() + self.BURST_SECONDS
+                while time.monotonic() < burst_end and not self.stop.wait(0.003):
+                    self.cancelled += self._cancel(conn)
+
+    def _cancel(self, conn: psycopg.Connection) -> int:
+        row = conn.execute(
+            "SELECT count(*) FILTER (WHERE pg_cancel_backend(pid)) FROM pg_stat_activity"
+            " WHERE application_name = %s AND state = 'active'",
+            [WORKER_APP_NAME],
+        ).fetchone()
+        return row[0] if row else 0
 
 
 @pytest.mark.worker
@@ -184,3 +201,59 @@ def test_a_chunk_that_keeps_killing_the_worker_loses_only_the_crashing_entry(cli
     (rejected,) = receipt["rejected"]
     assert rejected["reference"] == "Bundle.entry[25]"
     assert rejected["operation_outcome"]["issue"][0]["code"] == "exception"
+
+
+CANCEL_FIRST_INSERTS = """
+CREATE SEQUENCE injected_faults;
+CREATE FUNCTION cancel_first_inserts() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    -- A sequence, not a table: its count survives the rollback the error causes.
+    IF nextval('injected_faults') <= %(faults)s THEN
+        RAISE EXCEPTION 'injected cancellation' USING ERRCODE = 'query_canceled';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER cancel_first_inserts BEFORE INSERT ON registry_record
+    FOR EACH ROW EXECUTE FUNCTION cancel_first_inserts();
+"""
+REMOVE_INJECTION = """
+DROP TRIGGER IF EXISTS cancel_first_inserts ON registry_record;
+DROP FUNCTION IF EXISTS cancel_first_inserts();
+DROP SEQUENCE IF EXISTS injected_faults;
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+@override_settings(REGISTRY_TRANSIENT_RETRIES=2)
+def test_cancelled_tries_of_an_isolated_entry_are_not_crashes(client):
+    """An entry being tried alone whose tries keep being cancelled is tried again, never
+    rejected as crashing: only a try that ends the process counts towards the crash limit."""
+    from ingestion.pipeline import ingestion_process, ingestion_release
+    from registry.models import Practice
+
+    practice = Practice.objects.create(slug="st-mary")
+    api = Api(client, mint(practice), practice)
+    ingestion_id = uuid.UUID(ingestion_id_of(api.submit(course("C-1", family="Cancelled"))))
+    # Two claims applied nothing already: this one applies the chunk an entry at a time.
+    Ingestion.objects.filter(id=ingestion_id).update(fruitless_claims=2)
+    faults = 3 * 2 * (settings.REGISTRY_ENTRY_CRASH_LIMIT + 1)  # more tries than the limit
+    with connection.cursor() as cursor:
+        cursor.execute(CANCEL_FIRST_INSERTS % {"faults": faults})
+    errors: list[DatabaseError] = []
+    try:
+        for _ in range(faults):
+            Ingestion.objects.filter(id=ingestion_id).update(fruitless_claims=2)
+            try:
+                ingestion_process(ingestion_id)
+            except DatabaseError as error:
+                errors.append(error)
+                ingestion_release(ingestion_id)
+            if Ingestion.objects.get(id=ingestion_id).finished:
+                break
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(REMOVE_INJECTION)
+    assert errors and all(is_transient(error) for error in errors)  # the attempts failed
+    ingestion = Ingestion.objects.get(id=ingestion_id)
+    assert ingestion.status == Ingestion.Status.COMPLETED
+    assert (ingestion.accepted_count, ingestion.rejected_count) == (1, 0)
