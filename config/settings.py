@@ -7,7 +7,9 @@ Two shapes share this file:
 * production (both set): PostgreSQL, Redis as cache and broker, a separate Celery worker,
   and every secret supplied by the environment.
 
-Configuration is documented in README.md ("Configuration").
+Every read goes through a strict ``env`` (config/environment.py): a bad value stops start-up
+with one line naming the variable. Values may also come from ``.env`` at the repository root;
+the environment wins. Every setting is documented in docs/operations.md ("Configuration").
 """
 
 from __future__ import annotations
@@ -15,15 +17,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import environ
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from config.environment import (
+    BROKER_SCHEMES,
+    LOG_LEVELS,
+    REDIS_SCHEMES,
+    StrictEnv,
+    host_names,
+    networks,
+    origins,
+    read_env_file,
+)
 from config.secrets import check_strength, generated_secrets, missing
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-env = environ.Env()
+read_env_file(BASE_DIR)
+env = StrictEnv()
 VAR_DIR = Path(env.str("REGISTRY_VAR_DIR", default=str(BASE_DIR / "var")))
 
 DEBUG = env.bool("DEBUG", default=False)
@@ -47,8 +59,10 @@ REGISTRY_FINGERPRINT_KEY = _secret("REGISTRY_FINGERPRINT_KEY")
 REGISTRY_PAYLOAD_KEY = _secret("REGISTRY_PAYLOAD_KEY")
 
 # --- HTTP -----------------------------------------------------------------------------------
-ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
-CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+ALLOWED_HOSTS = env.list(
+    "ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"], check=host_names
+)
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[], check=origins)
 SECURE_COOKIES = env.bool("SECURE_COOKIES", default=False)
 SESSION_COOKIE_SECURE = SECURE_COOKIES
 CSRF_COOKIE_SECURE = SECURE_COOKIES
@@ -57,12 +71,12 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 # Peers whose X-Forwarded-For is believed (config/client.py): addresses or CIDR networks.
-REGISTRY_TRUSTED_PROXIES = env.list("REGISTRY_TRUSTED_PROXIES", default=[])
+REGISTRY_TRUSTED_PROXIES = env.list("REGISTRY_TRUSTED_PROXIES", default=[], check=networks)
 USE_X_FORWARDED_HOST = env.bool("USE_X_FORWARDED_HOST", default=False)
 if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
-REGISTRY_MAX_BODY_BYTES = env.int("REGISTRY_MAX_BODY_BYTES", default=64 * 1024 * 1024)
+REGISTRY_MAX_BODY_BYTES = env.int("REGISTRY_MAX_BODY_BYTES", default=64 * 1024 * 1024, minimum=1)
 # Django refuses to read a body above this; the API answers 413 itself before that point.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(REGISTRY_MAX_BODY_BYTES, 2_621_440)
 # The web front (config/front.py): a connection's request headers must be complete this long
@@ -70,6 +84,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(REGISTRY_MAX_BODY_BYTES, 2_621_440)
 REGISTRY_HEADER_TIMEOUT_SECONDS = env.float("REGISTRY_HEADER_TIMEOUT_SECONDS", default=10.0)
 REGISTRY_BODY_IDLE_SECONDS = env.float("REGISTRY_BODY_IDLE_SECONDS", default=15.0)
 REGISTRY_BODY_TIMEOUT_SECONDS = env.float("REGISTRY_BODY_TIMEOUT_SECONDS", default=120.0)
+# gunicorn (config/gunicorn.py): port, processes, open connections per process, and how long
+# a worker may take over one request before it is restarted (0: no limit).
+PORT = env.int("PORT", default=8000, minimum=1, maximum=65535)
+WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=2, minimum=1)
+WEB_CONNECTIONS = env.int("WEB_CONNECTIONS", default=1000, minimum=1)
+WEB_TIMEOUT = env.int("WEB_TIMEOUT", default=120)
 
 # --- Applications ---------------------------------------------------------------------------
 INSTALLED_APPS = [
@@ -90,7 +110,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.static.StaticFiles",  # WhiteNoise
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -143,12 +163,12 @@ if env.bool("REGISTRY_WEB_ASGI", default=False):
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = False  # the pool checks connections
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": 2,
-            "max_size": env.int("REGISTRY_WEB_DB_POOL_SIZE", default=16),
+            "max_size": env.int("REGISTRY_WEB_DB_POOL_SIZE", default=16, minimum=2),
             "timeout": 10,
         }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env.str("REDIS_URL", default="")
+REDIS_URL = env.str("REDIS_URL", default="", schemes=REDIS_SCHEMES)
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -168,7 +188,9 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # --- Celery ---------------------------------------------------------------------------------
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL) or "memory://"
+CELERY_BROKER_URL = (
+    env.str("CELERY_BROKER_URL", default=REDIS_URL, schemes=BROKER_SCHEMES) or "memory://"
+)
 CELERY_TASK_ALWAYS_EAGER = EMBEDDED and not env.str("CELERY_BROKER_URL", default="")
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_IGNORE_RESULT = True
@@ -191,7 +213,7 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_max": 0.5,
 }
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600, minimum=1),
     "socket_connect_timeout": 1,
     # Bounds a publish from a web request; the worker's BRPOP waits in its event loop.
     "socket_timeout": 1,
@@ -204,16 +226,16 @@ CELERY_REDIS_RETRY_ON_TIMEOUT = False
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # --- The ingestion pipeline (README "Pipeline") ---------------------------------------------
-REGISTRY_CHUNK_ENTRIES = env.int("REGISTRY_CHUNK_ENTRIES", default=250)
-REGISTRY_CHUNK_BYTES = env.int("REGISTRY_CHUNK_BYTES", default=4 * 1024 * 1024)
-REGISTRY_LEASE_SECONDS = env.int("REGISTRY_LEASE_SECONDS", default=120)
-REGISTRY_MAX_ATTEMPTS = env.int("REGISTRY_MAX_ATTEMPTS", default=5)
+REGISTRY_CHUNK_ENTRIES = env.int("REGISTRY_CHUNK_ENTRIES", default=250, minimum=1)
+REGISTRY_CHUNK_BYTES = env.int("REGISTRY_CHUNK_BYTES", default=4 * 1024 * 1024, minimum=1)
+REGISTRY_LEASE_SECONDS = env.int("REGISTRY_LEASE_SECONDS", default=120, minimum=1)
+REGISTRY_MAX_ATTEMPTS = env.int("REGISTRY_MAX_ATTEMPTS", default=5, minimum=1)
 # Tries of a chunk rolled back by a transient database error before the attempt fails.
 REGISTRY_TRANSIENT_RETRIES = env.int("REGISTRY_TRANSIENT_RETRIES", default=8)
 # A chunk is applied one entry at a time after this many claims in a row applied nothing,
 # and an entry in flight at this many crashes is rejected (README "Reliability").
-REGISTRY_ISOLATE_AFTER_CLAIMS = env.int("REGISTRY_ISOLATE_AFTER_CLAIMS", default=2)
-REGISTRY_ENTRY_CRASH_LIMIT = env.int("REGISTRY_ENTRY_CRASH_LIMIT", default=2)
+REGISTRY_ISOLATE_AFTER_CLAIMS = env.int("REGISTRY_ISOLATE_AFTER_CLAIMS", default=2, minimum=1)
+REGISTRY_ENTRY_CRASH_LIMIT = env.int("REGISTRY_ENTRY_CRASH_LIMIT", default=2, minimum=1)
 REGISTRY_RECOVERY_INTERVAL_SECONDS = env.float("REGISTRY_RECOVERY_INTERVAL_SECONDS", default=30)
 REGISTRY_RECOVERY_GRACE_SECONDS = env.int("REGISTRY_RECOVERY_GRACE_SECONDS", default=30)
 # A queued ingestion no worker has claimed this long is published again (tasks are safe to
@@ -280,14 +302,19 @@ AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5, minimum=1)
 AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_TIME", default=0.25)  # hours: 15 minutes
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
 # Failed API authentications (401) per client address; past it, 429 before any key lookup.
-REGISTRY_AUTH_FAILURE_RATE = env.str("REGISTRY_AUTH_FAILURE_RATE", default="30/m")
+REGISTRY_AUTH_FAILURE_RATE = env.str(
+    "REGISTRY_AUTH_FAILURE_RATE",
+    default="30/m",
+    pattern=r"[1-9]\d*/\d*[smhd]",
+    accepted="a count per period, such as 30/m, 100/h or 10/5m",
+)
 
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/settings/key/"
@@ -303,14 +330,16 @@ STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise expects it, even when empty
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    # Hashed names (collectstatic writes them, with a manifest), each with .gz and .br beside
+    # it; config.static serves them with a year's Cache-Control. make run, the Procfile's web
+    # and the tests run collectstatic; in DEBUG pages name the files as they are, from the apps.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
-# Serve straight from the installed apps so a fresh clone needs no collectstatic step.
-WHITENOISE_USE_FINDERS = True
+WHITENOISE_KEEP_ONLY_HASHED_FILES = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
 # --- Logging: structured enough to grep, never a payload ------------------------------------
-LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO", choices=LOG_LEVELS)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
