@@ -20,9 +20,7 @@ def create_database(url: str) -> subprocess.CompletedProcess[str]:
 
 def psql(port: int, statement: str) -> str:
     command = ["psql", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-d", "registry"]
-    done = subprocess.run(
-        [*command, "-tAc", statement], capture_output=True, text=True, check=True
-    )
+    done = subprocess.run([*command, "-tAc", statement], capture_output=True, text=True, check=True)
     return done.stdout.strip()
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from config.environment import StrictEnv
+from config.environment import ConfigurationError, StrictEnv
 from tests.services import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,8 +144,10 @@ def reader(**values: str) -> StrictEnv:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("true", True), ("TRUE", True), ("1", True), ("Yes", True), ("on", True)]
-    + [("false", False), ("0", False), ("no", False), ("OFF", False), ("", True)],
+    [
+        *[("true", True), ("TRUE", True), ("1", True), ("Yes", True), ("on", True)],
+        *[("false", False), ("0", False), ("no", False), ("OFF", False), ("", True)],
+    ],
 )
 def test_booleans_accept_only_the_usual_words(text, expected):
     assert reader(FLAG=text).bool("FLAG", default=True) is expected
@@ -153,27 +155,31 @@ def test_booleans_accept_only_the_usual_words(text, expected):
 
 @pytest.mark.parametrize("text", ["maybe", "yes-please", "2", "y", "ok", "truee", "-1"])
 def test_anything_else_is_not_a_boolean(text):
-    with pytest.raises(Exception, match="FLAG: .* is not a boolean; accepted: true/false"):
+    with pytest.raises(
+        ConfigurationError, match=r"FLAG: .* is not a boolean; accepted: true/false"
+    ):
         reader(FLAG=text).bool("FLAG", default=False)
 
 
 @pytest.mark.parametrize("text", ["abc", "1.5", "1e3", "12abc", "0x10"])
 def test_a_whole_number_is_digits(text):
-    with pytest.raises(Exception, match="COUNT: .* is not a whole number"):
+    with pytest.raises(ConfigurationError, match=r"COUNT: .* is not a whole number"):
         reader(COUNT=text).int("COUNT", default=1)
 
 
 def test_a_whole_number_below_its_minimum_is_refused():
     assert reader(COUNT="  7 ").int("COUNT", default=1, minimum=1) == 7
-    with pytest.raises(Exception, match="COUNT: 0 is out of range; accepted: a whole number"):
+    with pytest.raises(
+        ConfigurationError, match="COUNT: 0 is out of range; accepted: a whole number"
+    ):
         reader(COUNT="0").int("COUNT", default=1, minimum=1)
-    with pytest.raises(Exception, match="from 1 to 65535"):
+    with pytest.raises(ConfigurationError, match="from 1 to 65535"):
         reader(PORT="70000").int("PORT", default=80, minimum=1, maximum=65535)
 
 
 @pytest.mark.parametrize("text", ["soon", "1,5", "nan", "inf", "-2"])
 def test_a_number_is_a_finite_decimal(text):
-    with pytest.raises(Exception, match="SECONDS: "):
+    with pytest.raises(ConfigurationError, match="SECONDS: "):
         reader(SECONDS=text).float("SECONDS", default=1.0)
 
 
@@ -182,9 +188,11 @@ def test_a_rate_and_a_log_level_are_checked_against_their_forms():
 
     assert settings.REGISTRY_AUTH_FAILURE_RATE == "30/m"
     env = reader(RATE="30 per minute", LEVEL="info")
-    with pytest.raises(Exception, match="RATE: .*accepted: a count per period"):
-        env.str("RATE", default="30/m", pattern=r"[1-9]\d*/\d*[smhd]", accepted="a count per period")
-    with pytest.raises(Exception, match="LEVEL: 'info' is not one of the choices"):
+    with pytest.raises(ConfigurationError, match=r"RATE: .*accepted: a count per period"):
+        env.str(
+            "RATE", default="30/m", pattern=r"[1-9]\d*/\d*[smhd]", accepted="a count per period"
+        )
+    with pytest.raises(ConfigurationError, match="LEVEL: 'info' is not one of the choices"):
         env.str("LEVEL", default="INFO", choices=("DEBUG", "INFO"))
 
 
@@ -193,13 +201,13 @@ def test_a_rate_and_a_log_level_are_checked_against_their_forms():
     ["mysql://db/registry", "postgres://db:port/registry", "postgres://db:5432/", "registry"],
 )
 def test_a_database_url_must_be_one_the_service_can_use(url):
-    with pytest.raises(Exception, match="DATABASE_URL: ") as refused:
+    with pytest.raises(ConfigurationError, match="DATABASE_URL: ") as refused:
         reader(DATABASE_URL=url).db("DATABASE_URL")
     assert url not in str(refused.value)  # a URL may hold a password: never repeated
 
 
 def test_a_url_with_a_password_is_never_repeated():
-    with pytest.raises(Exception, match="REDIS_URL") as refused:
+    with pytest.raises(ConfigurationError, match="REDIS_URL") as refused:
         reader(REDIS_URL="redis://:hunter2@cache:port/0").str("REDIS_URL", schemes=("redis",))
     assert "hunter2" not in str(refused.value)
 
