@@ -160,6 +160,8 @@ class _LimitedBody:
         api = str(self.scope.get("path", "")).startswith(API_PREFIX)
         body, content_type = _answer(api, status, code, diagnostics)
         headers = [(b"content-type", content_type), (b"connection", b"close")]
+        if not api:  # a page drawn here, outside Django's middleware: the same policy
+            headers.append((b"content-security-policy", _content_security_policy()))
         await self._send({"type": "http.response.start", "status": status, "headers": headers})
         await self._send({"type": "http.response.body", "body": body})
         return DISCONNECT
@@ -174,6 +176,12 @@ def _declared_length(scope: Scope) -> int:
             except ValueError:
                 return 0
     return 0
+
+
+def _content_security_policy() -> bytes:
+    from csp.utils import build_policy  # reads the settings: Django is set up by now
+
+    return build_policy().encode("latin-1")
 
 
 def _answer(api: bool, status: int, code: IssueCode, diagnostics: str) -> tuple[bytes, bytes]:

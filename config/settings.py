@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from csp import constants as csp
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
@@ -102,6 +103,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "csp",
     "axes",
     "registry",
     "keys",
@@ -111,6 +113,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.static.StaticFiles",  # WhiteNoise
+    "csp.middleware.CSPMiddleware",  # the Content-Security-Policy of every page
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -337,6 +340,28 @@ STORAGES = {
 }
 WHITENOISE_KEEP_ONLY_HASHED_FILES = True
 WHITENOISE_AUTOREFRESH = DEBUG
+
+# --- Content-Security-Policy (django-csp) ---------------------------------------------------
+# Scripts and style sheets come only from the registry's own static files: no inline <script>,
+# no on*= attribute, no <style> block, no eval. The one exception is style="..." attributes
+# (style-src-attr): the statistics' bar charts set each bar's length as a percentage in one
+# (the only pages that need it; without it their bars would all be empty). An attribute can
+# only restyle the element it is on; it cannot load or read anything, so the charts keep it
+# rather than a class per percentage. Images may also be data: URLs (Swagger UI's icons are
+# SVG data URLs in its CSS).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [csp.SELF],
+        "script-src": [csp.SELF],
+        "style-src": [csp.SELF],
+        "style-src-attr": [csp.UNSAFE_INLINE],
+        "img-src": [csp.SELF, "data:"],
+        "object-src": [csp.NONE],
+        "base-uri": [csp.SELF],
+        "form-action": [csp.SELF],
+        "frame-ancestors": [csp.NONE],
+    }
+}
 
 # --- Logging: structured enough to grep, never a payload ------------------------------------
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO", choices=LOG_LEVELS)

@@ -164,3 +164,17 @@ def test_the_target_authority_replaces_the_host_header(server):
     foreign = f"GET http://elsewhere.example/healthz HTTP/1.1\r\nHost: {host}:{port}\r\n"
     answer = _exchange(host, port, (foreign + "Connection: close\r\n\r\n").encode())
     assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+
+
+def test_a_page_the_front_draws_carries_the_content_security_policy(server):
+    host, port, _ = server
+    request = (
+        f"POST /accounts/login/ HTTP/1.1\r\nHost: {host}:{port}\r\n"
+        "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 10000000\r\n\r\n"
+    )
+    answer = _exchange(host, port, request.encode())
+    lines = answer.partition(b"\r\n\r\n")[0].decode().lower().split("\r\n")
+    assert lines[0].startswith("http/1.1 413")
+    [policy] = [line.split(":", 1)[1] for line in lines if line.startswith("content-security")]
+    directives = {part.strip() for part in policy.split(";")}
+    assert {"default-src 'self'", "script-src 'self'", "frame-ancestors 'none'"} <= directives
