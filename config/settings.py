@@ -257,10 +257,21 @@ REGISTRY_POLL_RETRY_AFTER_SECONDS = env.int("REGISTRY_POLL_RETRY_AFTER_SECONDS",
 REGISTRY_UNAVAILABLE_RETRY_AFTER_SECONDS = env.int(
     "REGISTRY_UNAVAILABLE_RETRY_AFTER_SECONDS", default=5
 )
+# A finished ingestion's per-record outcome is kept this many days, then purged by the beat
+# (ingestion.retention, every REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS): the receipt keeps its
+# counts and says when its outcome was purged.
+REGISTRY_RECEIPT_RETENTION_DAYS = env.int("REGISTRY_RECEIPT_RETENTION_DAYS", default=90, minimum=1)
+REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS = env.float(
+    "REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS", default=600, minimum=1
+)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "recover-ingestions": {
         "task": "ingestion.tasks.recover_ingestions",
         "schedule": REGISTRY_RECOVERY_INTERVAL_SECONDS,
+    },
+    "purge-receipts": {
+        "task": "ingestion.tasks.purge_receipts",
+        "schedule": REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS,
     },
 }
 

@@ -19,7 +19,7 @@ from django.test import Client
 from tests import workers
 from tests.services import Stack
 
-HASHED = re.compile(r'/static/[\w/.-]+\.[0-9a-f]{12}\.(?:css|js)')
+HASHED = re.compile(r"/static/[\w/.-]+\.[0-9a-f]{12}\.(?:css|js)")
 ONE_YEAR = 365 * 24 * 60 * 60
 
 
