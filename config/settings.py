@@ -228,7 +228,7 @@ CELERY_REDIS_SOCKET_TIMEOUT = 1
 CELERY_REDIS_RETRY_ON_TIMEOUT = False
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
-# --- The ingestion pipeline (README "Pipeline") ---------------------------------------------
+# --- The ingestion pipeline (docs/reliability.md) -------------------------------------------
 REGISTRY_CHUNK_ENTRIES = env.int("REGISTRY_CHUNK_ENTRIES", default=250, minimum=1)
 REGISTRY_CHUNK_BYTES = env.int("REGISTRY_CHUNK_BYTES", default=4 * 1024 * 1024, minimum=1)
 REGISTRY_LEASE_SECONDS = env.int("REGISTRY_LEASE_SECONDS", default=120, minimum=1)
@@ -236,7 +236,7 @@ REGISTRY_MAX_ATTEMPTS = env.int("REGISTRY_MAX_ATTEMPTS", default=5, minimum=1)
 # Tries of a chunk rolled back by a transient database error before the attempt fails.
 REGISTRY_TRANSIENT_RETRIES = env.int("REGISTRY_TRANSIENT_RETRIES", default=8)
 # A chunk is applied one entry at a time after this many claims in a row applied nothing,
-# and an entry in flight at this many crashes is rejected (README "Reliability").
+# and an entry in flight at this many crashes is rejected (docs/reliability.md).
 REGISTRY_ISOLATE_AFTER_CLAIMS = env.int("REGISTRY_ISOLATE_AFTER_CLAIMS", default=2, minimum=1)
 REGISTRY_ENTRY_CRASH_LIMIT = env.int("REGISTRY_ENTRY_CRASH_LIMIT", default=2, minimum=1)
 REGISTRY_RECOVERY_INTERVAL_SECONDS = env.float("REGISTRY_RECOVERY_INTERVAL_SECONDS", default=30)
@@ -311,7 +311,7 @@ CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
 # Sign-in throttling (django-axes) on /accounts/login/ and /admin/login/: after
 # AXES_FAILURE_LIMIT failures, a username and (separately) a client address are locked out
 # for AXES_COOLOFF_TIME hours. Unlock: `manage.py axes_reset_username <name>`,
-# `manage.py axes_reset_ip <address>` or `manage.py axes_reset` (README "Members").
+# `manage.py axes_reset_ip <address>` or `manage.py axes_reset` (docs/reliability.md).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -382,7 +382,8 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
     },
-    # No traceback in any log: the kind of error and where, never its message (README).
+    # No traceback in any log: the kind of error and where, never its message
+    # (docs/reliability.md).
     "filters": {"kind_only": {"()": "config.logfilters.KindOnly"}},
     "handlers": {
         "console": {
