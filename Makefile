@@ -7,7 +7,9 @@ STAMP := $(VENV)/.installed
 # Production shape for the test suite and the benchmark (docs/decisions.md "Running it").
 TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/registry)
 TEST_REDIS_URL ?= $(or $(REDIS_URL),redis://127.0.0.1:6379/0)
-TEST_ENV := DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) REGISTRY_DEV_SECRETS=true
+# The tests read no .env file (REGISTRY_ENV_FILE empty): only what is set here and in the shell.
+TEST_ENV := DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) REGISTRY_DEV_SECRETS=true \
+	REGISTRY_ENV_FILE=
 PYTEST_ARGS ?=
 BENCH ?=
 
@@ -20,8 +22,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Configuration comes from the environment and .env (docs/operations.md). In production shape
+# the PostgreSQL database is created when missing; static files are collected when changed.
 run: install
+	$(PY) manage.py create_database
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic_if_changed
 	REGISTRY_BANNER=1 exec $(VENV)/bin/gunicorn config.asgi:application --config config/gunicorn.py
 
 worker: install
@@ -48,11 +54,15 @@ services:
 test: install test-packages
 	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
 
+# mypy's Django plugin and makemigrations load the settings: with development secrets and no
+# .env, lint passes whatever the shell sets (production shape needs real secrets otherwise).
+LINT_ENV := REGISTRY_DEV_SECRETS=true REGISTRY_ENV_FILE=
+
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy .
-	$(PY) manage.py makemigrations --check --dry-run
+	$(LINT_ENV) $(VENV)/bin/mypy .
+	$(LINT_ENV) $(PY) manage.py makemigrations --check --dry-run
 
 format: install
 	$(VENV)/bin/ruff check --fix .

@@ -1,4 +1,4 @@
-"""``make bench`` figures for README "Reliability": receipts in bounded memory, slow clients.
+"""``make bench`` figures for docs/reliability.md: receipts in bounded memory, slow clients.
 
 * The web process's peak memory while serving the receipt of a 1,000,000-entry batch (and
   how long a 200,000-entry receipt takes): the outcome rows are stored directly, as the

@@ -546,7 +546,7 @@ def machine() -> dict[str, Any]:
 
 
 def reliability() -> dict[str, Any]:
-    """README "Reliability": receipt memory, and latency under slow clients."""
+    """docs/reliability.md: receipt memory, and latency under slow clients."""
     from bench import reliability as figures
 
     port = _free_port()
@@ -632,7 +632,7 @@ def section(
 
 
 def reliability_main() -> dict[str, Any]:
-    """``make bench BENCH=reliability``: the figures of README "Reliability" alone."""
+    """``make bench BENCH=reliability``: the figures of docs/reliability.md alone."""
     return section("reliability", reliability, print_reliability)
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
+from config.environment import settings_or_exit
 
-from django.conf import settings
-from django.core.asgi import get_asgi_application
+settings_or_exit()  # a bad setting: one line and exit status 4, before anything else
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+from django.conf import settings  # noqa: E402
+from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_application = get_asgi_application()
 

@@ -12,12 +12,18 @@ from staying forever:
   ``REGISTRY_BODY_TIMEOUT_SECONDS`` (408), and may not exceed ``REGISTRY_MAX_BODY_BYTES``,
   however it is framed, chunked included (413). Both answers are sent before the
   application sees a byte of the body; under ``/api/`` they are OperationOutcomes.
+
+The same middleware serves **absolute-form request targets** (``GET http://host/healthz``),
+which RFC 9112 section 3.2.2 says a server must accept: gunicorn hands them on as the path,
+so Django would answer 404. The target becomes its path and query, and its authority
+replaces the Host header, as the RFC says.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -75,6 +81,30 @@ class Worker(ASGIWorker):
         super().init_process()
 
 
+# --- Absolute-form request targets ------------------------------------------------------------
+
+ABSOLUTE_FORM = re.compile(r"\A(?i:https?)://(?P<authority>[^/?#]*)(?P<path>.*)\Z", re.DOTALL)
+ABSOLUTE_FORM_RAW = re.compile(rb"\A(?i:https?)://[^/?#]*(?P<path>.*)\Z", re.DOTALL)
+
+
+def origin_form(scope: Scope) -> Scope:
+    """The scope of ``GET http://host:port/path?query`` as if ``GET /path?query`` with
+    ``Host: host:port`` had been sent (RFC 9112 section 3.2.2). The connection's scheme is
+    kept: a client's word does not make a plain connection secure."""
+    match = ABSOLUTE_FORM.match(scope.get("path", ""))
+    if match is None:
+        return scope
+    authority = match["authority"].rpartition("@")[2]  # userinfo is not for requests
+    raw = ABSOLUTE_FORM_RAW.match(scope.get("raw_path") or b"")
+    rewritten = dict(scope)
+    rewritten["path"] = match["path"] or "/"
+    rewritten["raw_path"] = (raw["path"] if raw else b"") or b"/"
+    if authority:
+        headers = [(name, value) for name, value in scope["headers"] if name != b"host"]
+        rewritten["headers"] = [*headers, (b"host", authority.encode("latin-1"))]
+    return rewritten
+
+
 # --- Body limits: ASGI middleware --------------------------------------------------------------
 
 
@@ -88,6 +118,7 @@ class RequestLimits:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        scope = origin_form(scope)
         body = _LimitedBody(scope, receive, send, self)
         await self.app(scope, body.receive, send)
 
@@ -129,6 +160,8 @@ class _LimitedBody:
         api = str(self.scope.get("path", "")).startswith(API_PREFIX)
         body, content_type = _answer(api, status, code, diagnostics)
         headers = [(b"content-type", content_type), (b"connection", b"close")]
+        if not api:  # a page drawn here, outside Django's middleware: the same policy
+            headers.append((b"content-security-policy", _content_security_policy()))
         await self._send({"type": "http.response.start", "status": status, "headers": headers})
         await self._send({"type": "http.response.body", "body": body})
         return DISCONNECT
@@ -143,6 +176,12 @@ def _declared_length(scope: Scope) -> int:
             except ValueError:
                 return 0
     return 0
+
+
+def _content_security_policy() -> bytes:
+    from csp.utils import build_policy  # reads the settings: Django is set up by now
+
+    return build_policy().encode("latin-1")
 
 
 def _answer(api: bool, status: int, code: IssueCode, diagnostics: str) -> tuple[bytes, bytes]:

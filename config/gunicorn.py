@@ -10,13 +10,19 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # from a pool instead of being kept per thread (config/settings.py).
 os.environ.setdefault("REGISTRY_WEB_ASGI", "1")
 
-bind = f"127.0.0.1:{os.environ.get('PORT', '8000')}"
-workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+from config.environment import settings_or_exit
+
+# A bad setting stops gunicorn here, in the arbiter, with one line: not in each worker.
+settings_or_exit()
+from django.conf import settings  # noqa: E402
+
+bind = f"127.0.0.1:{settings.PORT}"
+workers = settings.WEB_CONCURRENCY
 # gunicorn's asyncio worker (config/front.py): slow clients wait as coroutines, not threads.
 worker_class = "config.front.Worker"
-worker_connections = int(os.environ.get("WEB_CONNECTIONS", "1000"))
+worker_connections = settings.WEB_CONNECTIONS
 # Large batches take a while to upload and stage; don't kill the worker mid-request.
-timeout = int(os.environ.get("WEB_TIMEOUT", "120"))
+timeout = settings.WEB_TIMEOUT
 accesslog = "-"
 # The access log shows the path and status, never a query string or a body, and no address:
 # gunicorn knows only the socket's peer, which behind a proxy is the proxy
@@ -31,10 +37,9 @@ def post_worker_init(worker: Any) -> None:
     """Print the next steps once the last worker of the first generation is up."""
     if os.environ.get("REGISTRY_BANNER") != "1" or worker.age != worker.cfg.workers:
         return
-    port = os.environ.get("PORT", "8000")
     print(
         f"""
-Birth registry is serving http://127.0.0.1:{port}/  (API docs: /docs/, health: /healthz)
+Birth registry is serving http://127.0.0.1:{settings.PORT}/  (API docs: /docs/, health: /healthz)
 
 Next steps, in another terminal:
   .venv/bin/python manage.py createpractice st-mary --name "St Mary's"

@@ -13,7 +13,7 @@ import os
 import secrets
 from pathlib import Path
 
-from django.core.exceptions import ImproperlyConfigured
+from config.environment import ConfigurationError
 
 # Values that look like secrets but are not: placeholders people copy from examples.
 _PLACEHOLDERS = {"changeme", "change-me", "secret", "password", "dev", "development", "test"}
@@ -49,16 +49,72 @@ def check_strength(name: str, value: str) -> str:
         or len(set(value)) < 10
     )
     if weak:
-        raise ImproperlyConfigured(
-            f"{name} is too weak: set it to at least {MINIMUM_LENGTH} random characters, "
-            f"for example the output of: python -c 'import secrets; "
-            f"print(secrets.token_urlsafe(48))'"
+        raise ConfigurationError(
+            f"{name} is too weak; accepted: at least {MINIMUM_LENGTH} random characters "
+            f"(`manage.py generate_secrets` prints fresh ones)."
         )
     return value
 
 
-def missing(name: str) -> ImproperlyConfigured:
-    return ImproperlyConfigured(
-        f"{name} is not set. Set the environment variable {name} (at least {MINIMUM_LENGTH} "
-        f"random characters), or run with DEBUG=true to use generated development secrets."
+def missing(name: str) -> ConfigurationError:
+    return ConfigurationError(
+        f"{name} is not set; accepted: at least {MINIMUM_LENGTH} random characters, in the "
+        f"environment or in .env (`manage.py generate_secrets --write` adds fresh ones to .env)."
     )
+
+
+# --- manage.py generate_secrets -----------------------------------------------------------------
+
+SECRET_NAMES = ("SECRET_KEY", "REGISTRY_FINGERPRINT_KEY", "REGISTRY_PAYLOAD_KEY")
+USAGE = """usage: manage.py generate_secrets [--write] [--env-file PATH]
+
+Fresh values for SECRET_KEY, REGISTRY_FINGERPRINT_KEY and REGISTRY_PAYLOAD_KEY, as .env lines.
+Without --write they are printed. With --write, those the .env file does not hold yet are
+appended to it (created with mode 0600); a secret already there is never replaced: changing
+REGISTRY_FINGERPRINT_KEY or REGISTRY_PAYLOAD_KEY would orphan the data made with it.
+"""
+
+
+def generate_secrets(arguments: list[str], base_dir: Path) -> int:
+    """``manage.py generate_secrets``: runs before the settings load, since it makes them."""
+    import argparse
+
+    from config.environment import env_file
+
+    parser = argparse.ArgumentParser(prog="manage.py generate_secrets", usage=USAGE)
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--env-file", type=Path, default=None)
+    options = parser.parse_args(arguments)
+    if not options.write:
+        for name in SECRET_NAMES:
+            print(f"{name}={secrets.token_urlsafe(48)}")
+        return 0
+    path = options.env_file or env_file(base_dir) or base_dir / ".env"
+    present = _names_in(path)
+    added = [name for name in SECRET_NAMES if name not in present]
+    _append(path, [f"{name}={secrets.token_urlsafe(48)}" for name in added])
+    for name in SECRET_NAMES:
+        print(f"{name}: {'written to' if name in added else 'kept, already in'} {path}")
+    return 0
+
+
+def _names_in(path: Path) -> set[str]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return set()
+    names = set()
+    for line in lines:
+        name, equals, value = line.strip().removeprefix("export ").partition("=")
+        if equals and value.strip():
+            names.add(name.strip())
+    return names
+
+
+def _append(path: Path, lines: list[str]) -> None:
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.chmod(path, 0o600)  # it holds secrets now, whatever its mode was
+    with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
+        if lines and path.stat().st_size and not path.read_bytes().endswith(b"\n"):
+            handle.write("\n")
+        handle.writelines(f"{line}\n" for line in lines)

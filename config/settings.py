@@ -7,7 +7,9 @@ Two shapes share this file:
 * production (both set): PostgreSQL, Redis as cache and broker, a separate Celery worker,
   and every secret supplied by the environment.
 
-Configuration is documented in README.md ("Configuration").
+Every read goes through a strict ``env`` (config/environment.py): a bad value stops start-up
+with one line naming the variable. Values may also come from ``.env`` at the repository root;
+the environment wins. Every setting is documented in docs/operations.md ("Configuration").
 """
 
 from __future__ import annotations
@@ -15,16 +17,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import environ
-from django.core.exceptions import ImproperlyConfigured
+from csp import constants as csp
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from config.environment import (
+    BROKER_SCHEMES,
+    LOG_LEVELS,
+    REDIS_SCHEMES,
+    ConfigurationError,
+    StrictEnv,
+    host_names,
+    networks,
+    origins,
+    read_env_file,
+)
 from config.secrets import check_strength, generated_secrets, missing
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-env = environ.Env()
+read_env_file(BASE_DIR)
+env = StrictEnv()
 VAR_DIR = Path(env.str("REGISTRY_VAR_DIR", default=str(BASE_DIR / "var")))
 
 DEBUG = env.bool("DEBUG", default=False)
@@ -48,8 +61,10 @@ REGISTRY_FINGERPRINT_KEY = _secret("REGISTRY_FINGERPRINT_KEY")
 REGISTRY_PAYLOAD_KEY = _secret("REGISTRY_PAYLOAD_KEY")
 
 # --- HTTP -----------------------------------------------------------------------------------
-ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
-CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+ALLOWED_HOSTS = env.list(
+    "ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"], check=host_names
+)
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[], check=origins)
 # Served over HTTPS (docs/operations.md "Behind a reverse proxy, over TLS"): HSTS for a year,
 # plain HTTP redirected (but /healthz, for a load balancer's probe), Secure cookies.
 REGISTRY_HTTPS = env.bool("REGISTRY_HTTPS", default=False)
@@ -73,17 +88,17 @@ if REGISTRY_HTTPS:
 SILENCED_SYSTEM_CHECKS = ["security.W021"]
 # Peers whose X-Forwarded-For is believed (config/client.py): addresses or CIDR networks.
 # X-Forwarded-Proto and X-Forwarded-Host too, and from them only (config/proxy.py).
-REGISTRY_TRUSTED_PROXIES = env.list("REGISTRY_TRUSTED_PROXIES", default=[])
+REGISTRY_TRUSTED_PROXIES = env.list("REGISTRY_TRUSTED_PROXIES", default=[], check=networks)
 USE_X_FORWARDED_HOST = env.bool("USE_X_FORWARDED_HOST", default=False)
 if REGISTRY_TRUSTED_PROXIES:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 if env.str("SECURE_PROXY_SSL_HEADER", default=""):  # believed anyone's X-Forwarded-Proto
-    raise ImproperlyConfigured(
+    raise ConfigurationError(
         "SECURE_PROXY_SSL_HEADER is no longer read: list the proxy in REGISTRY_TRUSTED_PROXIES "
         "(its X-Forwarded-Proto is then believed, and nobody else's)"
     )
 
-REGISTRY_MAX_BODY_BYTES = env.int("REGISTRY_MAX_BODY_BYTES", default=64 * 1024 * 1024)
+REGISTRY_MAX_BODY_BYTES = env.int("REGISTRY_MAX_BODY_BYTES", default=64 * 1024 * 1024, minimum=1)
 # Django refuses to read a body above this; the API answers 413 itself before that point.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(REGISTRY_MAX_BODY_BYTES, 2_621_440)
 # The web front (config/front.py): a connection's request headers must be complete this long
@@ -91,6 +106,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(REGISTRY_MAX_BODY_BYTES, 2_621_440)
 REGISTRY_HEADER_TIMEOUT_SECONDS = env.float("REGISTRY_HEADER_TIMEOUT_SECONDS", default=10.0)
 REGISTRY_BODY_IDLE_SECONDS = env.float("REGISTRY_BODY_IDLE_SECONDS", default=15.0)
 REGISTRY_BODY_TIMEOUT_SECONDS = env.float("REGISTRY_BODY_TIMEOUT_SECONDS", default=120.0)
+# gunicorn (config/gunicorn.py): port, processes, open connections per process, and how long
+# a worker may take over one request before it is restarted (0: no limit).
+PORT = env.int("PORT", default=8000, minimum=1, maximum=65535)
+WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=2, minimum=1)
+WEB_CONNECTIONS = env.int("WEB_CONNECTIONS", default=1000, minimum=1)
+WEB_TIMEOUT = env.int("WEB_TIMEOUT", default=120)
 
 # --- Applications ---------------------------------------------------------------------------
 INSTALLED_APPS = [
@@ -103,6 +124,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "csp",
     "axes",
     "registry",
     "keys",
@@ -113,7 +135,8 @@ MIDDLEWARE = [
     # First: proxy headers from a peer that is not a trusted proxy are dropped.
     "config.proxy.trusted_proxy_middleware",
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.static.StaticFiles",  # WhiteNoise
+    "csp.middleware.CSPMiddleware",  # the Content-Security-Policy of every page
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -166,12 +189,12 @@ if env.bool("REGISTRY_WEB_ASGI", default=False):
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = False  # the pool checks connections
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": 2,
-            "max_size": env.int("REGISTRY_WEB_DB_POOL_SIZE", default=16),
+            "max_size": env.int("REGISTRY_WEB_DB_POOL_SIZE", default=16, minimum=2),
             "timeout": 10,
         }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env.str("REDIS_URL", default="")
+REDIS_URL = env.str("REDIS_URL", default="", schemes=REDIS_SCHEMES)
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -191,7 +214,9 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # --- Celery ---------------------------------------------------------------------------------
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL) or "memory://"
+CELERY_BROKER_URL = (
+    env.str("CELERY_BROKER_URL", default=REDIS_URL, schemes=BROKER_SCHEMES) or "memory://"
+)
 CELERY_TASK_ALWAYS_EAGER = EMBEDDED and not env.str("CELERY_BROKER_URL", default="")
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_IGNORE_RESULT = True
@@ -214,7 +239,7 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_max": 0.5,
 }
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600, minimum=1),
     "socket_connect_timeout": 1,
     # Bounds a publish from a web request; the worker's BRPOP waits in its event loop.
     "socket_timeout": 1,
@@ -226,17 +251,17 @@ CELERY_REDIS_SOCKET_TIMEOUT = 1
 CELERY_REDIS_RETRY_ON_TIMEOUT = False
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
-# --- The ingestion pipeline (README "Pipeline") ---------------------------------------------
-REGISTRY_CHUNK_ENTRIES = env.int("REGISTRY_CHUNK_ENTRIES", default=250)
-REGISTRY_CHUNK_BYTES = env.int("REGISTRY_CHUNK_BYTES", default=4 * 1024 * 1024)
-REGISTRY_LEASE_SECONDS = env.int("REGISTRY_LEASE_SECONDS", default=120)
-REGISTRY_MAX_ATTEMPTS = env.int("REGISTRY_MAX_ATTEMPTS", default=5)
+# --- The ingestion pipeline (docs/reliability.md) -------------------------------------------
+REGISTRY_CHUNK_ENTRIES = env.int("REGISTRY_CHUNK_ENTRIES", default=250, minimum=1)
+REGISTRY_CHUNK_BYTES = env.int("REGISTRY_CHUNK_BYTES", default=4 * 1024 * 1024, minimum=1)
+REGISTRY_LEASE_SECONDS = env.int("REGISTRY_LEASE_SECONDS", default=120, minimum=1)
+REGISTRY_MAX_ATTEMPTS = env.int("REGISTRY_MAX_ATTEMPTS", default=5, minimum=1)
 # Tries of a chunk rolled back by a transient database error before the attempt fails.
 REGISTRY_TRANSIENT_RETRIES = env.int("REGISTRY_TRANSIENT_RETRIES", default=8)
 # A chunk is applied one entry at a time after this many claims in a row applied nothing,
-# and an entry in flight at this many crashes is rejected (README "Reliability").
-REGISTRY_ISOLATE_AFTER_CLAIMS = env.int("REGISTRY_ISOLATE_AFTER_CLAIMS", default=2)
-REGISTRY_ENTRY_CRASH_LIMIT = env.int("REGISTRY_ENTRY_CRASH_LIMIT", default=2)
+# and an entry in flight at this many crashes is rejected (docs/reliability.md).
+REGISTRY_ISOLATE_AFTER_CLAIMS = env.int("REGISTRY_ISOLATE_AFTER_CLAIMS", default=2, minimum=1)
+REGISTRY_ENTRY_CRASH_LIMIT = env.int("REGISTRY_ENTRY_CRASH_LIMIT", default=2, minimum=1)
 REGISTRY_RECOVERY_INTERVAL_SECONDS = env.float("REGISTRY_RECOVERY_INTERVAL_SECONDS", default=30)
 REGISTRY_RECOVERY_GRACE_SECONDS = env.int("REGISTRY_RECOVERY_GRACE_SECONDS", default=30)
 # A queued ingestion no worker has claimed this long is published again (tasks are safe to
@@ -258,10 +283,21 @@ REGISTRY_POLL_RETRY_AFTER_SECONDS = env.int("REGISTRY_POLL_RETRY_AFTER_SECONDS",
 REGISTRY_UNAVAILABLE_RETRY_AFTER_SECONDS = env.int(
     "REGISTRY_UNAVAILABLE_RETRY_AFTER_SECONDS", default=5
 )
+# A finished ingestion's per-record outcome is kept this many days, then purged by the beat
+# (ingestion.retention, every REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS): the receipt keeps its
+# counts and says when its outcome was purged.
+REGISTRY_RECEIPT_RETENTION_DAYS = env.int("REGISTRY_RECEIPT_RETENTION_DAYS", default=90, minimum=1)
+REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS = env.float(
+    "REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS", default=600, minimum=1
+)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "recover-ingestions": {
         "task": "ingestion.tasks.recover_ingestions",
         "schedule": REGISTRY_RECOVERY_INTERVAL_SECONDS,
+    },
+    "purge-receipts": {
+        "task": "ingestion.tasks.purge_receipts",
+        "schedule": REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS,
     },
 }
 
@@ -308,10 +344,10 @@ AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5, minimum=1)
 AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_TIME", default=0.25)  # hours: 15 minutes
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-REGISTRY_SIGN_IN_ADDRESS_LIMIT = env.int("REGISTRY_SIGN_IN_ADDRESS_LIMIT", default=20)
+REGISTRY_SIGN_IN_ADDRESS_LIMIT = env.int("REGISTRY_SIGN_IN_ADDRESS_LIMIT", default=20, minimum=1)
 AXES_HANDLER = "registry.signin.lockout.PairAndAddressHandler"
 AXES_CLIENT_IP_CALLABLE = "config.client.client_address"
 AXES_RESET_ON_SUCCESS = True
@@ -319,11 +355,19 @@ AXES_LOCKOUT_CALLABLE = "registry.signin.lockout.lockout_response"
 AXES_VERBOSE = False  # its log lines then mask the username and the address
 # Failed API authentications (401) per client address; past it, 429 instead of 401. Asked
 # only once authentication has failed: a request with a valid key never waits on it.
-REGISTRY_AUTH_FAILURE_RATE = env.str("REGISTRY_AUTH_FAILURE_RATE", default="30/m")
+_RATE = r"[1-9]\d*/\d*[smhd]"  # django-ratelimit's form
+_RATE_ACCEPTED = "a count per period, such as 30/m, 100/h or 10/5m"
+REGISTRY_AUTH_FAILURE_RATE = env.str(
+    "REGISTRY_AUTH_FAILURE_RATE", default="30/m", pattern=_RATE, accepted=_RATE_ACCEPTED
+)
 # Password reset by mail (registry/signin/): offered only when EMAIL_URL is set. Requests
 # per client address (past it, 429), and mails per account (past it, none is sent).
-REGISTRY_RESET_ADDRESS_RATE = env.str("REGISTRY_RESET_ADDRESS_RATE", default="5/15m")
-REGISTRY_RESET_ACCOUNT_RATE = env.str("REGISTRY_RESET_ACCOUNT_RATE", default="3/h")
+REGISTRY_RESET_ADDRESS_RATE = env.str(
+    "REGISTRY_RESET_ADDRESS_RATE", default="5/15m", pattern=_RATE, accepted=_RATE_ACCEPTED
+)
+REGISTRY_RESET_ACCOUNT_RATE = env.str(
+    "REGISTRY_RESET_ACCOUNT_RATE", default="3/h", pattern=_RATE, accepted=_RATE_ACCEPTED
+)
 PASSWORD_RESET_TIMEOUT = 3600  # seconds: a reset link works for an hour, and once
 
 LOGIN_URL = "/accounts/login/"
@@ -340,11 +384,35 @@ STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise expects it, even when empty
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    # Hashed names (collectstatic writes them, with a manifest), each with .gz and .br beside
+    # it; config.static serves them with a year's Cache-Control. make run, the Procfile's web
+    # and the tests run collectstatic; in DEBUG pages name the files as they are, from the apps.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
-# Serve straight from the installed apps so a fresh clone needs no collectstatic step.
-WHITENOISE_USE_FINDERS = True
+WHITENOISE_KEEP_ONLY_HASHED_FILES = True
 WHITENOISE_AUTOREFRESH = DEBUG
+
+# --- Content-Security-Policy (django-csp) ---------------------------------------------------
+# Scripts and style sheets come only from the registry's own static files: no inline <script>,
+# no on*= attribute, no <style> block, no eval. The one exception is style="..." attributes
+# (style-src-attr): the statistics' bar charts set each bar's length as a percentage in one
+# (the only pages that need it; without it their bars would all be empty). An attribute can
+# only restyle the element it is on; it cannot load or read anything, so the charts keep it
+# rather than a class per percentage. Images may also be data: URLs (Swagger UI's icons are
+# SVG data URLs in its CSS).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [csp.SELF],
+        "script-src": [csp.SELF],
+        "style-src": [csp.SELF],
+        "style-src-attr": [csp.UNSAFE_INLINE],
+        "img-src": [csp.SELF, "data:"],
+        "object-src": [csp.NONE],
+        "base-uri": [csp.SELF],
+        "form-action": [csp.SELF],
+        "frame-ancestors": [csp.NONE],
+    }
+}
 
 # --- Mail (docs/operations.md "Mail") ----------------------------------------------------
 # django-environ's URL form: smtp://user:password@host:587, smtp+tls://... (STARTTLS),
@@ -366,14 +434,15 @@ DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="registry@localhost")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # --- Logging: structured enough to grep, never a payload ------------------------------------
-LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO", choices=LOG_LEVELS)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
     },
-    # No traceback in any log: the kind of error and where, never its message (README).
+    # No traceback in any log: the kind of error and where, never its message
+    # (docs/reliability.md).
     "filters": {"kind_only": {"()": "config.logfilters.KindOnly"}},
     "handlers": {
         "console": {

@@ -5,6 +5,9 @@
 chunk is deleted in the same transaction that stores its records and its part of the receipt
 (:class:`OutcomeChunk`), so progress is committed with the records it describes and a
 worker killed at any point leaves exactly the unprocessed chunks behind.
+
+A finished ingestion's outcome rows are kept ``REGISTRY_RECEIPT_RETENTION_DAYS``, then purged
+(:mod:`ingestion.retention`); ``receipt_purged_at`` says when, and the receipt says so.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import uuid
 from datetime import datetime
 
 from django.db import models
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from registry.models import Practice
@@ -51,6 +55,9 @@ class Ingestion(models.Model):
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     failed_at = models.DateTimeField(null=True, blank=True)
+    receipt_purged_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the receipt's per-record outcome was purged."
+    )
 
     class Meta:
         constraints = [
@@ -65,7 +72,15 @@ class Ingestion(models.Model):
                 fields=["status", "lease_expires_at"],
                 condition=models.Q(status__in=["queued", "processing"]),
                 name="ingestion_unfinished",
-            )
+            ),
+            # Finished receipts not purged yet, by when they finished (ingestion.retention).
+            models.Index(
+                Coalesce("completed_at", "failed_at"),
+                condition=models.Q(
+                    status__in=["completed", "failed"], receipt_purged_at__isnull=True
+                ),
+                name="receipt_to_purge",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -79,6 +94,11 @@ class Ingestion(models.Model):
     def finished_at(self) -> datetime | None:
         """The receipt's ``completedAt``: when it completed, or when it was given up."""
         return self.completed_at or self.failed_at
+
+    @property
+    def outcome_purged(self) -> bool:
+        """Past its retention: the receipt keeps its counts, its ``outcome`` is gone."""
+        return self.receipt_purged_at is not None
 
 
 class StagedChunk(models.Model):

@@ -38,7 +38,7 @@ def receipt_stream(ingestion: Ingestion) -> Iterator[bytes]:
     )
     yield head[:-1]
     failure = ingestion.failure
-    if failure is None and not _has_entries(ingestion):
+    if ingestion.outcome_purged or (failure is None and not _has_entries(ingestion)):
         yield b',"outcome":null'
     else:
         yield b',"outcome":{"accepted":['
@@ -48,7 +48,10 @@ def receipt_stream(ingestion: Ingestion) -> Iterator[bytes]:
         yield from _entries(ingestion, "rejected", extra=extra)
         yield b"]}"
     finished_at = ingestion.finished_at.isoformat() if ingestion.finished_at else None
-    yield b',"completedAt":' + orjson.dumps(finished_at) + b"}"
+    yield b',"completedAt":' + orjson.dumps(finished_at)
+    if ingestion.receipt_purged_at is not None:  # past its retention (ingestion.retention)
+        yield b',"outcomePurgedAt":' + orjson.dumps(ingestion.receipt_purged_at.isoformat())
+    yield b"}"
 
 
 async def pieces_async(pieces: Iterator[bytes]) -> AsyncIterator[bytes]:

@@ -22,7 +22,8 @@ def ingestion_get(*, practice: Practice, ingestion_id: str) -> Ingestion | None:
 def ingestion_receipt(ingestion: Ingestion) -> dict[str, Any]:
     """The receipt of spec 2.6, with ``outcome`` as docs/decisions.md describes it.
 
-    While queued or processing it also carries ``progress`` (an additive field).
+    While queued or processing it also carries ``progress``; once its outcome has been purged,
+    ``outcomePurgedAt`` (additive fields).
     """
     receipt = {
         "id": str(ingestion.id),
@@ -32,6 +33,8 @@ def ingestion_receipt(ingestion: Ingestion) -> dict[str, Any]:
         "outcome": _outcome(ingestion),
         "completedAt": ingestion.finished_at.isoformat() if ingestion.finished_at else None,
     }
+    if ingestion.receipt_purged_at is not None:  # past its retention (ingestion.retention)
+        receipt["outcomePurgedAt"] = ingestion.receipt_purged_at.isoformat()
     progress = ingestion_progress(ingestion)
     if progress is not None:
         receipt["progress"] = progress.as_receipt_field()
@@ -39,7 +42,7 @@ def ingestion_receipt(ingestion: Ingestion) -> dict[str, Any]:
 
 
 def _outcome(ingestion: Ingestion) -> dict[str, Any] | None:
-    if not ingestion.finished:
+    if not ingestion.finished or ingestion.outcome_purged:
         return None
     accepted: list[dict[str, Any]] = []
     rejected: list[dict[str, Any]] = []

@@ -21,7 +21,7 @@ import msgspec
 from ingestion.fhir import submission_kind
 
 UTF8_CHECK_SLICE = 1 << 20
-# Deepest nesting of arrays and objects a submitted body may have (README "Reliability").
+# Deepest nesting of arrays and objects a submitted body may have (docs/reliability.md).
 MAX_NESTING = 64
 
 
@@ -130,7 +130,7 @@ def check_nesting(body: bytes, limit: int = MAX_NESTING) -> None:
         raise NotABundle("The body is not valid JSON: its brackets do not match.")
     raise NotABundle(
         f"The body nests arrays and objects deeper than {limit} levels; a FHIR Bundle "
-        f"needs far fewer (README, Reliability)."
+        "needs far fewer."
     )
 
 

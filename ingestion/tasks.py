@@ -106,3 +106,14 @@ def recover_ingestions() -> int:
     if identifiers:
         log.info("recovery re-enqueued %d ingestions", len(identifiers))
     return len(identifiers)
+
+
+@shared_task(ignore_result=True)
+def purge_receipts() -> int:
+    """Periodic (Celery beat): purge the receipts past their retention (ingestion.retention)."""
+    from ingestion.retention import receipts_purge
+
+    purged = receipts_purge()
+    if purged.receipts or purged.rows:
+        log.info("retention purged %d receipts (%d outcome rows)", purged.receipts, purged.rows)
+    return purged.receipts

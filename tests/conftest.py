@@ -8,6 +8,36 @@ from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _static_files_collected() -> None:
+    """Pages name hashed static files from collectstatic's manifest, as in production; a fresh
+    clone collects them once (config.static decides when they are stale)."""
+    from django.core.management import call_command
+
+    from config.static import static_files_stale
+
+    if static_files_stale():
+        call_command("collectstatic", interactive=False, verbosity=0)
+
+
+@pytest.fixture(scope="session")
+def live_server(request, _static_files_collected):
+    """pytest-django's live server, with static files served as in production: by WhiteNoise
+    (config.static) from the collected, hashed files, not by Django's handler for the apps'."""
+    from pytest_django.live_server_helper import LiveServer
+
+    address = request.config.getvalue("liveserver") or "localhost"
+    server = LiveServer(address, start=False)
+    server.thread.static_handler = _as_it_is
+    server.start()
+    yield server
+    server.stop()
+
+
+def _as_it_is(handler):
+    return handler
+
+
 @pytest.fixture(autouse=True)
 def _clean_cache() -> None:
     """Each test starts without cached keys (rate-limit counters)."""

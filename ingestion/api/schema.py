@@ -197,8 +197,9 @@ COMPONENTS: dict[str, dict[str, Any]] = {
             "accepted": {"type": "integer", "minimum": 0},
             "rejected": {"type": "integer", "minimum": 0},
             "outcome": {
-                "description": "null while queued or processing, and when a finished ingestion "
-                "has no per-record entries.",
+                "description": "null while queued or processing, when a finished ingestion "
+                "has no per-record entries, and once the outcome has been purged "
+                "(`outcomePurgedAt`).",
                 "oneOf": [
                     {"type": "null"},
                     {
@@ -215,6 +216,15 @@ COMPONENTS: dict[str, dict[str, Any]] = {
                 "type": ["string", "null"],
                 "format": "date-time",
                 "description": "When it completed or failed; null until then.",
+            },
+            "outcomePurgedAt": {
+                "type": "string",
+                "format": "date-time",
+                "description": "Present only once the receipt is past its retention (additive "
+                "field): a finished ingestion's per-record outcome is kept "
+                "`REGISTRY_RECEIPT_RETENTION_DAYS` (90 by default) after `completedAt`, then "
+                "purged. From then on `outcome` is null; `status`, `accepted`, `rejected` and "
+                "`completedAt` are kept, and so is the ingestion's Idempotency-Key.",
             },
             "progress": {
                 "type": "object",
@@ -309,6 +319,16 @@ PROCESSING_RECEIPT = {
     "outcome": None,
     "completedAt": None,
     "progress": {"processed": 1200, "total": 5000, "unit": "entries"},
+}
+
+PURGED_RECEIPT = {
+    "id": "0b6f1c52-8a1e-4d7e-9a55-3f1c2d7a9e10",
+    "status": "completed",
+    "accepted": 2,
+    "rejected": 1,
+    "outcome": None,
+    "completedAt": "2026-11-22T09:30:12.482113+00:00",
+    "outcomePurgedAt": "2027-02-20T09:40:00.124512+00:00",
 }
 
 
@@ -638,7 +658,9 @@ status = extend_schema(
         "The receipt of a submitted Bundle, for the practice that owns the key. While the "
         "ingestion is queued or processing the response carries `Retry-After` (seconds) and "
         "`X-Progress` (entries processed so far, also in the receipt's `progress`): poll "
-        "steadily until `status` is completed or failed. Scope: `ingest:read`."
+        "steadily until `status` is completed or failed. A finished receipt's `outcome` is "
+        "kept 90 days (`REGISTRY_RECEIPT_RETENTION_DAYS`), then purged: the receipt keeps its "
+        "counts and says when (`outcomePurgedAt`). Scope: `ingest:read`."
     ),
     tags=["FHIR"],
     parameters=[
@@ -683,6 +705,13 @@ status = extend_schema(
                 OpenApiExample(
                     "Batch in progress",
                     value=PROCESSING_RECEIPT,
+                    response_only=True,
+                    status_codes=["200"],
+                    media_type="application/json",
+                ),
+                OpenApiExample(
+                    "Past its retention",
+                    value=PURGED_RECEIPT,
                     response_only=True,
                     status_codes=["200"],
                     media_type="application/json",

@@ -1,7 +1,7 @@
 """fhirpy and fhirclient, as an integrator uses them, against a live server and a real worker.
 
-The code run here is the README's "From your FHIR client" section, extracted as written: if
-the README's snippets stop working, this fails.
+The code run here is the "From your FHIR client" section of docs/clients.md, extracted as
+written: if the snippets stop working, this fails.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from registry.models import Record
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CLIENTS = Path(__file__).resolve().parents[2] / "docs" / "clients.md"
 INTEGRATORS = Path(__file__).resolve().parents[2] / "docs" / "integrators.md"
 
 
-def readme_snippets() -> list[str]:
-    text = README.read_text()
-    section = text.split("### From your FHIR client", 1)[1].split("\n#", 1)[0]
+def documented_snippets() -> list[str]:
+    text = CLIENTS.read_text()
+    section = text.split("## From your FHIR client", 1)[1].split("\n#", 1)[0]
     return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
 
 
@@ -32,19 +32,19 @@ def run_snippet(code: str, server, bundle: dict) -> dict:
     namespace = {"BASE": server.base, "TOKEN": server.token, "bundle": bundle}
     printed = io.StringIO()
     with redirect_stdout(printed):
-        exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102
+        exec(compile(code, "docs/clients.md", "exec"), namespace)  # noqa: S102
     return namespace["receipt"]
 
 
-def test_the_readme_has_a_snippet_for_each_client():
-    snippets = readme_snippets()
+def test_the_docs_have_a_snippet_for_each_client():
+    snippets = documented_snippets()
     assert len(snippets) == 2
     assert "fhirpy" in snippets[0] and "fhirclient" in snippets[1]
 
 
 @pytest.mark.parametrize("client", ["fhirpy", "fhirclient"])
 def test_a_batch_posted_to_the_base_is_read_back_and_polled_to_completion(server, client):
-    code = readme_snippets()[0 if client == "fhirpy" else 1]
+    code = documented_snippets()[0 if client == "fhirpy" else 1]
     receipt = run_snippet(code, server, example("Batch"))
     assert receipt["status"] == "completed"
     assert (receipt["accepted"], receipt["rejected"]) == (2, 0)
@@ -53,7 +53,7 @@ def test_a_batch_posted_to_the_base_is_read_back_and_polled_to_completion(server
 
 @pytest.mark.parametrize("client", ["fhirpy", "fhirclient"])
 def test_a_document_and_an_nvss_message_go_through_the_same_snippet(server, client):
-    code = readme_snippets()[0 if client == "fhirpy" else 1]
+    code = documented_snippets()[0 if client == "fhirpy" else 1]
     for name in ("One course of care", "NVSS submission message", "NVSS void message"):
         receipt = run_snippet(code, server, example(name))
         assert receipt["status"] == "completed", name

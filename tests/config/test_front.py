@@ -121,3 +121,60 @@ def test_a_declared_body_past_the_limit_is_413_before_it_is_read(server):
     answer = connection.recv(65536)
     assert answer.startswith(b"HTTP/1.1 413")
     assert b'"code": "too-costly"' in answer and b"OperationOutcome" in answer
+
+
+# --- Absolute-form request targets (RFC 9112 section 3.2.2) ------------------------------------
+
+
+def _exchange(host: str, port: int, request: bytes) -> bytes:
+    connection = _open(host, port, request)
+    connection.settimeout(30)
+    answer = b""
+    while chunk := connection.recv(65536):
+        answer += chunk
+    connection.close()
+    return answer
+
+
+def test_an_absolute_form_target_is_served_as_its_path_and_query(server):
+    host, port, _ = server
+    for target in (f"http://{host}:{port}/healthz", f"HTTP://{host}:{port}/healthz?probe=1"):
+        request = f"GET {target} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n"
+        answer = _exchange(host, port, request.encode())
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+
+
+def test_the_target_authority_replaces_the_host_header(server):
+    """The host of an absolute-form target is the request's host, whatever Host says: an
+    allowed authority is served under a foreign Host, a foreign authority is not."""
+    host, port, token = server
+    from tests.factories import course, dumps
+
+    body = dumps(course("ABS-1"))
+    request = (
+        f"POST http://localhost:{port}/api/registry/fhir/Bundle HTTP/1.1\r\n"
+        f"Host: elsewhere.example\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/fhir+json\r\nContent-Length: {len(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode() + body
+    answer = _exchange(host, port, request)
+    assert answer.startswith(b"HTTP/1.1 202"), answer[:300]
+    assert f"content-location: http://localhost:{port}/api/".encode() in answer.lower()
+
+    foreign = f"GET http://elsewhere.example/healthz HTTP/1.1\r\nHost: {host}:{port}\r\n"
+    answer = _exchange(host, port, (foreign + "Connection: close\r\n\r\n").encode())
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+
+
+def test_a_page_the_front_draws_carries_the_content_security_policy(server):
+    host, port, _ = server
+    request = (
+        f"POST /accounts/login/ HTTP/1.1\r\nHost: {host}:{port}\r\n"
+        "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 10000000\r\n\r\n"
+    )
+    answer = _exchange(host, port, request.encode())
+    lines = answer.partition(b"\r\n\r\n")[0].decode().lower().split("\r\n")
+    assert lines[0].startswith("http/1.1 413")
+    [policy] = [line.split(":", 1)[1] for line in lines if line.startswith("content-security")]
+    directives = {part.strip() for part in policy.split(";")}
+    assert {"default-src 'self'", "script-src 'self'", "frame-ancestors 'none'"} <= directives

@@ -18,6 +18,7 @@ def start(env_overrides, tmp_path=None):
         for key, value in os.environ.items()
         if not key.startswith(("REGISTRY_", "DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DEBUG"))
     }
+    env["REGISTRY_ENV_FILE"] = ""  # no .env: only what the test sets
     env.update(env_overrides)
     code = "import django; django.setup(); from django.conf import settings; print('started')"
     return subprocess.run(
