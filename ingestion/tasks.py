@@ -7,9 +7,11 @@ from uuid import UUID
 
 from celery import Task, shared_task
 from django.conf import settings
+from django.db import DatabaseError
 from django.utils import timezone
 
 from config.breaker import broker_breaker
+from ingestion.faults import is_transient, retry_transient
 from ingestion.models import Ingestion
 from ingestion.pipeline import (
     ingestion_fail,
@@ -40,19 +42,28 @@ def process_ingestion(self: Task, ingestion_id: str) -> None:
 
 
 def _retry_or_fail(task: Task, ingestion_id: UUID) -> None:
-    # Only claims that applied nothing count: a crash after progress is not a failed attempt.
-    attempts = (
-        Ingestion.objects.filter(id=ingestion_id).values_list("fruitless_claims", flat=True).first()
-        or 0
-    )
-    if attempts >= settings.REGISTRY_MAX_ATTEMPTS:
-        ingestion_fail(
-            ingestion_id,
-            f"The ingestion could not be processed after {attempts} attempts.",
-        )
-        return
-    ingestion_release(ingestion_id)
+    try:
+        attempts = _fruitless_claims(ingestion_id)
+        if attempts >= settings.REGISTRY_MAX_ATTEMPTS:
+            ingestion_fail(
+                ingestion_id,
+                f"The ingestion could not be processed after {attempts} attempts.",
+            )
+            return
+        retry_transient(lambda: ingestion_release(ingestion_id), what="releasing the lease")
+    except DatabaseError as error:
+        if not is_transient(error):
+            raise
+        # The database keeps failing even for this: retry later all the same (the lease runs
+        # out by itself), rather than end the task and wait for the recovery.
+        attempts = settings.REGISTRY_MAX_ATTEMPTS
     raise task.retry(countdown=min(2**attempts, 60))
+
+
+def _fruitless_claims(ingestion_id: UUID) -> int:
+    """Only claims that applied nothing count: a crash after progress is not a failed attempt."""
+    claims = Ingestion.objects.filter(id=ingestion_id).values_list("fruitless_claims", flat=True)
+    return retry_transient(lambda: claims.first() or 0, what="reading the attempts")
 
 
 def enqueue(ingestion_id: UUID) -> None:
