@@ -183,31 +183,35 @@ def healthz_answers(port: int) -> Callable[[], bool]:
 
 
 @contextmanager
-def web(port: int) -> Iterator[Service]:
+def web(
+    port: int, app: str = "config.asgi:application", workers: str = "2", **env: str
+) -> Iterator[Service]:
     command = [
         str(BIN / "gunicorn"),
-        "config.asgi:application",
+        app,
         "--config",
         "config/gunicorn.py",
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",
-        "2",
+        workers,
         "--access-logfile",
         "/dev/null",
     ]
-    with service(command, "web", healthz_answers(port)) as running:
+    with service(command, "web", healthz_answers(port), **env) as running:
         yield running
 
 
 @contextmanager
-def worker(processes: int, **env: str) -> Iterator[Service]:
-    name = f"worker{processes}" + ("-validating" if env else "")
+def worker(
+    processes: int, app: str = "config", name: str | None = None, **env: str
+) -> Iterator[Service]:
+    name = name or f"worker{processes}" + ("-validating" if env else "")
     log_path = RESULTS / f"{name}.log"
     command = [
         str(BIN / "celery"),
         "-A",
-        "config",
+        app,
         "worker",
         "--pool=prefork",
         f"--concurrency={processes}",
