@@ -9,7 +9,7 @@ registry's own ASGI application and Celery app; importing this module with
   or a statement sent in autocommit);
 * each Celery task run, by task name;
 * the CPU time of each PostgreSQL backend at the moment the process closes its connection
-  (``/proc/<backend pid>/stat``; the server runs on this machine), so backends that end
+  (``/proc/<backend pid>/schedstat``; the server runs on this machine), so backends that end
   during a measurement are counted: the worker used to open one per task.
 
 Each process writes its counts to ``BENCH_COUNT_DIR/<pid>.json`` a few times a second;
@@ -27,17 +27,17 @@ from pathlib import Path
 from typing import Any
 
 DIRECTORY = os.environ.get("BENCH_COUNT_DIR", "")
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 FLUSH_SECONDS = 0.2
 
 
-def process_cpu_seconds(pid: int) -> float | None:
-    """utime + stime of a process (its own threads, not its children), from /proc."""
+def backend_cpu_seconds(pid: int) -> float | None:
+    """The CPU time of a single-threaded process (a PostgreSQL backend), in nanoseconds'
+    precision: /proc/<pid>/schedstat. (/proc/<pid>/stat counts in 10 ms ticks, truncated,
+    which reads a backend that lived for one task as zero.)"""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+    except (OSError, IndexError, ValueError):
         return None
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 class _Counts:
@@ -64,7 +64,7 @@ class _Counts:
         self._ensure_writer()
 
     def backend_ended(self, pid: int) -> None:
-        cpu = process_cpu_seconds(pid)
+        cpu = backend_cpu_seconds(pid)
         if cpu is None:
             return
         with self.lock:

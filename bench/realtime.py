@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.counting import process_cpu_seconds, read_counts
+from bench.counting import backend_cpu_seconds, read_counts
 from bench.run import (
     BIN,
     RESULTS,
@@ -120,7 +120,7 @@ class Meter:
                 "AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
             )
             pids = [row[0] for row in cursor.fetchall()]
-        found = {pid: process_cpu_seconds(pid) for pid in pids}
+        found = {pid: backend_cpu_seconds(pid) for pid in pids}
         return {pid: cpu for pid, cpu in found.items() if cpu is not None}
 
     def _reaped(self) -> float:
