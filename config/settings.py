@@ -202,11 +202,17 @@ CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 1
 CELERY_REDIS_SOCKET_TIMEOUT = 1
 CELERY_REDIS_RETRY_ON_TIMEOUT = False
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# The worker keeps its database connection across tasks (config/celery.py): Celery's Django
+# fixup closes it only every this many tasks; CONN_MAX_AGE and health checks apply between.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 
 # --- The ingestion pipeline (README "Pipeline") ---------------------------------------------
 REGISTRY_CHUNK_ENTRIES = env.int("REGISTRY_CHUNK_ENTRIES", default=250)
 REGISTRY_CHUNK_BYTES = env.int("REGISTRY_CHUNK_BYTES", default=4 * 1024 * 1024)
 REGISTRY_LEASE_SECONDS = env.int("REGISTRY_LEASE_SECONDS", default=120)
+# A worker claiming a single-course ingestion takes up to this many waiting singles of the
+# same practice and applies them as one chunk (1: each alone).
+REGISTRY_CLAIM_SINGLES = env.int("REGISTRY_CLAIM_SINGLES", default=50)
 REGISTRY_MAX_ATTEMPTS = env.int("REGISTRY_MAX_ATTEMPTS", default=5)
 # Tries of a chunk rolled back by a transient database error before the attempt fails.
 REGISTRY_TRANSIENT_RETRIES = env.int("REGISTRY_TRANSIENT_RETRIES", default=8)
