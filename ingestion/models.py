@@ -65,7 +65,13 @@ class Ingestion(models.Model):
                 fields=["status", "lease_expires_at"],
                 condition=models.Q(status__in=["queued", "processing"]),
                 name="ingestion_unfinished",
-            )
+            ),
+            # A worker's combined claim: a practice's waiting singles, in queue order.
+            models.Index(
+                fields=["practice", "queued_at"],
+                condition=models.Q(status="queued", kind="single"),
+                name="ingestion_waiting_single",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -30,19 +30,21 @@ from django.db import connection, transaction
 from django.db.models import Case, Exists, F, OuterRef, Q, When
 from django.utils import timezone
 
-from ingestion.apply import ChunkOutcome, records_apply
+from ingestion.apply import ChunkOutcome, Part, records_apply, records_apply_parts
 from ingestion.faults import is_transient, retry_transient
 from ingestion.fhir import Rejection, Result, map_batch_entry, map_single
 from ingestion.fhir import practice_fingerprint_key as derive_fingerprint_key
 from ingestion.fhir.outcome import error_outcome
 from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
-from ingestion.staging import decrypt_chunk
+from ingestion.staging import UnreadablePayload, decrypt_chunk
 from ingestion.validation import validate_course
+from registry.bulk import insert_rows
 from registry.locks import lock_practice
 from registry.models import Practice
 
 log = logging.getLogger(__name__)
 
+UNREADABLE = "The staged payload could not be read; resubmit the Bundle."
 _entries_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 
 
@@ -60,10 +62,13 @@ class Claim:
     attempts: int
     fruitless: int  # claims in a row, this one included, that applied nothing so far
     last_seq: int  # the chunks are numbered 0..chunk_count-1
+    queued_at: Any = None
 
 
 def ingestion_process(ingestion_id: UUID) -> None:
     """Process what is left of an ingestion. Safe to run twice, or concurrently."""
+    if ingestion_id in completed_here:
+        return  # a combined claim of this process completed it: its message has nothing to do
     claim = _claim(ingestion_id)
     if claim is None:
         return
@@ -75,6 +80,11 @@ def ingestion_process(ingestion_id: UUID) -> None:
         )
         return
     key = derive_fingerprint_key(settings.REGISTRY_FINGERPRINT_KEY.encode(), claim.practice_id)
+    if _combinable(claim):
+        claims = _claim_companions(claim)
+        if len(claims) > 1:
+            singles_process(claims, key)
+            return
     if _process_chunks(claim, key) == Step.NEXT:
         _complete(ingestion_id)  # nothing was left to apply (a worker died after the last)
 
@@ -93,7 +103,7 @@ CLAIM = """
            fruitless_claims = fruitless_claims + 1
      WHERE id = %(id)s
        AND (status = %(queued)s OR (status = %(processing)s AND lease_expires_at < %(now)s))
- RETURNING practice_id, kind, attempts, fruitless_claims, chunk_count
+ RETURNING practice_id, kind, attempts, fruitless_claims, chunk_count, queued_at
 """
 
 
@@ -123,8 +133,8 @@ def _claim_once(ingestion_id: UUID) -> Claim | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    practice_id, kind, attempts, fruitless, chunk_count = row
-    return Claim(ingestion_id, practice_id, kind, attempts, fruitless, chunk_count - 1)
+    practice_id, kind, attempts, fruitless, chunk_count, queued_at = row
+    return Claim(ingestion_id, practice_id, kind, attempts, fruitless, chunk_count - 1, queued_at)
 
 
 def _process_chunks(claim: Claim, fingerprint_key: bytes) -> Step:
@@ -367,6 +377,204 @@ def ingestions_to_recover(limit: int = 500) -> list[UUID]:
         .order_by("queued_at")
         .values_list("id", flat=True)[:limit]
     )
+
+
+# -- Waiting singles, applied together ----------------------------------------------------------
+#
+# A single-course ingestion costs a claim, a transaction and a dozen statements that do not
+# depend on its size. When several singles of one practice wait, the claim of one takes the
+# others too (up to REGISTRY_CLAIM_SINGLES, in queue order, skipping any another worker has
+# locked) and applies them as one chunk: one transaction that writes every record, each
+# ingestion's own receipt entries, deletes their staged chunks and completes them all. The
+# records are those of applying them one after another (ingestion.apply.records_apply_parts).
+# A crash rolls the whole chunk back: each ingestion is then claimed again alone once its
+# lease runs out (a claim that applied nothing is not combined again), so a course that
+# kills the worker is isolated as in a batch. The messages of the companions still arrive:
+# this process remembers what it completed and skips them without a statement; another
+# process spends one claim statement that finds nothing.
+
+COMPANIONS = """
+    UPDATE {ingestion} AS i
+       SET status = %(processing)s,
+           started_at = COALESCE(i.started_at, %(now)s),
+           lease_expires_at = %(lease_end)s,
+           attempts = i.attempts + 1,
+           fruitless_claims = i.fruitless_claims + 1
+      FROM (SELECT id FROM {ingestion}
+             WHERE practice_id = %(practice)s AND kind = %(single)s AND status = %(queued)s
+          ORDER BY queued_at, id
+             LIMIT %(most)s
+               FOR UPDATE SKIP LOCKED) AS waiting
+     WHERE i.id = waiting.id
+ RETURNING i.id, i.attempts, i.fruitless_claims, i.queued_at
+"""
+
+
+class _Completed:
+    """The ingestions this process completed lately, so their own messages cost nothing."""
+
+    def __init__(self, size: int = 20_000) -> None:
+        self.size = size
+        self.ids: dict[UUID, None] = {}
+
+    def __contains__(self, ingestion_id: object) -> bool:
+        return ingestion_id in self.ids
+
+    def add(self, ingestion_ids: list[UUID]) -> None:
+        self.ids.update(dict.fromkeys(ingestion_ids))
+        while len(self.ids) > self.size:
+            del self.ids[next(iter(self.ids))]
+
+
+completed_here = _Completed()
+
+
+def _combinable(claim: Claim) -> bool:
+    """A single claimed for the first time, with others allowed to join it."""
+    return (
+        claim.kind == Ingestion.Kind.SINGLE
+        and claim.fruitless == 1
+        and settings.REGISTRY_CLAIM_SINGLES > 1
+        and connection.vendor == "postgresql"  # SKIP LOCKED; the embedded default runs eagerly
+    )
+
+
+def _claim_companions(claim: Claim) -> list[Claim]:
+    """The claim and the practice's other waiting singles, taken in one statement, in queue
+    order (the claim's own ingestion sorted among them)."""
+    parameters = {
+        "practice": claim.practice_id,
+        "most": settings.REGISTRY_CLAIM_SINGLES - 1,
+        "now": timezone.now(),
+        "lease_end": _lease_end(),
+        "single": Ingestion.Kind.SINGLE.value,
+        "queued": Ingestion.Status.QUEUED.value,
+        "processing": Ingestion.Status.PROCESSING.value,
+    }
+
+    def take() -> list[tuple[Any, ...]]:
+        with connection.cursor() as cursor:
+            cursor.execute(_sql(COMPANIONS), parameters)
+            return cursor.fetchall()
+
+    claims = [claim] + [
+        Claim(identifier, claim.practice_id, claim.kind, attempts, fruitless, 0, queued_at)
+        for identifier, attempts, fruitless, queued_at in retry_transient(take, what="companions")
+    ]
+    return sorted(claims, key=lambda c: (c.queued_at, str(c.ingestion_id)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Single:
+    claim: Claim
+    chunk_id: int
+    results: list[Result]
+
+
+def singles_process(claims: list[Claim], fingerprint_key: bytes) -> None:
+    """Apply claimed single-course ingestions of one practice as one chunk, in this order."""
+    singles = _singles_mapped(claims, fingerprint_key)
+    try:
+        completed = retry_transient(
+            lambda: _apply_singles_once(claims[0].practice_id, singles),
+            what=f"{len(singles)} singles",
+        )
+    except Exception:
+        _release(claims)
+        raise
+    completed_here.add(completed)
+
+
+def _singles_mapped(claims: list[Claim], fingerprint_key: bytes) -> list[_Single]:
+    staged = {
+        row["ingestion_id"]: row
+        for row in retry_transient(
+            lambda: list(
+                StagedChunk.objects.filter(
+                    ingestion_id__in=[c.ingestion_id for c in claims], seq=0
+                ).values("id", "ingestion_id", "seq", "first_index", "ciphertext")
+            ),
+            what="reading staged singles",
+        )
+    }
+    singles = []
+    for claim in claims:
+        row = staged.get(claim.ingestion_id)
+        if row is None:
+            _complete(claim.ingestion_id)  # nothing left to apply
+            continue
+        try:
+            results = _decrypt_and_map(claim, row, fingerprint_key)
+        except UnreadablePayload:
+            ingestion_fail(claim.ingestion_id, UNREADABLE)
+            continue
+        singles.append(_Single(claim, row["id"], results))
+    return singles
+
+
+def _apply_singles_once(practice_id: int, singles: list[_Single]) -> list[UUID]:
+    """One transaction: the records, each ingestion's receipt entries, and its completion."""
+    with transaction.atomic():
+        due = set(
+            Ingestion.objects.select_for_update(of=("self",))
+            .filter(
+                id__in=[s.claim.ingestion_id for s in singles],
+                status=Ingestion.Status.PROCESSING,
+            )
+            .filter(Exists(StagedChunk.objects.filter(ingestion_id=OuterRef("id"))))
+            .values_list("id", flat=True)
+        )
+        applied = [s for s in singles if s.claim.ingestion_id in due]
+        if not applied:
+            return []
+        lock_practice(practice_id)
+        outcomes = records_apply_parts(
+            practice=Practice(id=practice_id),
+            parts=[Part(s.claim.ingestion_id, s.results) for s in applied],
+        )
+        _complete_singles(applied, outcomes)
+    return [s.claim.ingestion_id for s in applied]
+
+
+COMPLETE_SINGLES = """
+    UPDATE {ingestion} AS i
+       SET accepted_count = i.accepted_count + v.accepted,
+           rejected_count = i.rejected_count + v.rejected,
+           fruitless_claims = 0,
+           lease_expires_at = NULL,
+           status = %s,
+           completed_at = %s
+      FROM (VALUES {{rows}}) AS v(id, accepted, rejected)
+     WHERE i.id = v.id
+"""
+
+
+def _complete_singles(singles: list[_Single], outcomes: list[ChunkOutcome]) -> None:
+    insert_rows(
+        OutcomeChunk,
+        ["ingestion_id", "seq", "part", "accepted", "rejected"],
+        (
+            (s.claim.ingestion_id, 0, 0, outcome.accepted, outcome.rejected)
+            for s, outcome in zip(singles, outcomes, strict=True)
+        ),
+    )
+    StagedChunk.objects.filter(id__in=[s.chunk_id for s in singles]).delete()
+    statement = _sql(COMPLETE_SINGLES).replace(
+        "{rows}", ", ".join(["(%s::uuid, %s::int, %s::int)"] * len(singles))
+    )
+    parameters: list[Any] = [Ingestion.Status.COMPLETED.value, timezone.now()]
+    for s, outcome in zip(singles, outcomes, strict=True):
+        parameters += [s.claim.ingestion_id, len(outcome.accepted), len(outcome.rejected)]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, parameters)
+
+
+def _release(claims: list[Claim]) -> None:
+    """The chunk failed: let the leases run out now, so that each ingestion is claimed again
+    alone, by its own message or, if that is gone, by the recovery."""
+    Ingestion.objects.filter(
+        id__in=[c.ingestion_id for c in claims], status=Ingestion.Status.PROCESSING
+    ).update(lease_expires_at=timezone.now())
 
 
 # -- Isolating a chunk that keeps killing the worker -----------------------------------------

@@ -12,6 +12,7 @@ from django.utils import timezone
 from config.breaker import broker_breaker
 from ingestion.models import Ingestion
 from ingestion.pipeline import (
+    UNREADABLE,
     ingestion_fail,
     ingestion_process,
     ingestion_release,
@@ -32,7 +33,7 @@ def process_ingestion(self: Task, ingestion_id: str) -> None:
     try:
         ingestion_process(identifier)
     except UnreadablePayload:
-        ingestion_fail(identifier, "The staged payload could not be read; resubmit the Bundle.")
+        ingestion_fail(identifier, UNREADABLE)
     except Exception as error:
         # Log the kind only: an exception message could quote data.
         log.warning("ingestion %s: attempt failed (%s)", identifier, type(error).__name__)
