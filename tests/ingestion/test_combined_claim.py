@@ -114,7 +114,9 @@ def stored(api, ids: list[uuid.UUID]) -> dict[str, Any]:
     ):
         values = dict(v.values)
         values["fingerprint"] = fingerprint(values.get("fingerprint"))
-        versions.append((charts[v.record_id], v.version, v.change, values, position[v.ingestion_id]))
+        versions.append(
+            (charts[v.record_id], v.version, v.change, values, position[v.ingestion_id])
+        )
     return {
         "receipts": [receipt(i) for i in ids],
         "records": [
@@ -190,9 +192,7 @@ def test_the_messages_of_singles_applied_together_have_nothing_left_to_do(api):
     assert set(Ingestion.objects.filter(id__in=ids).values_list("attempts", flat=True)) == {1}
 
 
-def test_a_claim_takes_only_its_practices_waiting_singles_up_to_the_limit(
-    api, other_api, settings
-):
+def test_a_claim_takes_only_its_practices_waiting_singles_up_to_the_limit(api, other_api, settings):
     settings.REGISTRY_CLAIM_SINGLES = 3
     mine = submit(api, [course(f"S-{i}", family=f"Family{'abcdefgh'[i]}") for i in range(5)])
     (my_batch,) = submit(api, [batch(course("BATCH-1", family="Zed"))])
