@@ -22,6 +22,10 @@ runs its recovery every 5 s (``REGISTRY_REQUEUE_AFTER_SECONDS=10``); then a work
 and drains them. Every task run beyond one per ingestion is a republished message: the
 figure is extra task runs over ingestions.
 
+With ``BENCH_PROFILE=1``, py-spy samples a web process and the worker's pool process during
+the singles (``bench/results/{web,worker}-profile-singles.txt``; the sampling costs CPU, so
+take the figures from a run without it).
+
 **bodymemory**: the web process's peak resident size while it takes a 60 MB batch (three
 times) and a 600 MB one (limit raised to 700 MB), no worker running.
 """
@@ -51,6 +55,7 @@ from bench.run import (
     _post,
     _practice_token,
     _row,
+    profiled,
     section,
     service,
     warm_up,
@@ -305,10 +310,15 @@ def singles_run(port: int, meter: Meter) -> dict[str, Any]:
     bodies = _single_bodies("RTS", CLIENTS, PER_CLIENT)
     courses = CLIENTS * PER_CLIENT
     print(f"bench: realtime, {courses} singles from {CLIENTS} clients", flush=True)
+    web_service, worker_service = meter.services
     before = meter.read()
     started = datetime.now(UTC)
-    timings = submit_all_per_practice(port, [t for _, t in practices], bodies)
-    last = wait_finished([p.id for p, _ in practices])
+    with (
+        profiled(web_service, "web-profile-singles", enabled=True),
+        profiled(worker_service, "worker-profile-singles", enabled=True),
+    ):
+        timings = submit_all_per_practice(port, [t for _, t in practices], bodies)
+        last = wait_finished([p.id for p, _ in practices])
     after = meter.read()
     seconds = (last - started).total_seconds()
     figures = costs(before, after, courses, "web")

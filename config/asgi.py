@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import os
 
+import django
 from django.conf import settings
-from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup(set_prefix=False)
 
-django_application = get_asgi_application()
-
-from config.front import RequestLimits  # noqa: E402  (after Django is set up)
+from config.front import OneHandOffHandler, RequestLimits  # noqa: E402
 
 application = RequestLimits(
-    django_application,
+    OneHandOffHandler(threads=settings.REGISTRY_WEB_THREADS),
     limit=settings.REGISTRY_MAX_BODY_BYTES,
     idle=settings.REGISTRY_BODY_IDLE_SECONDS,
     total=settings.REGISTRY_BODY_TIMEOUT_SECONDS,

@@ -70,6 +70,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(REGISTRY_MAX_BODY_BYTES, 2_621_440)
 REGISTRY_HEADER_TIMEOUT_SECONDS = env.float("REGISTRY_HEADER_TIMEOUT_SECONDS", default=10.0)
 REGISTRY_BODY_IDLE_SECONDS = env.float("REGISTRY_BODY_IDLE_SECONDS", default=15.0)
 REGISTRY_BODY_TIMEOUT_SECONDS = env.float("REGISTRY_BODY_TIMEOUT_SECONDS", default=120.0)
+# Threads per web process that run requests' synchronous code (config/front.py); a request
+# beyond them waits, as a coroutine, for one to be free.
+REGISTRY_WEB_THREADS = env.int("REGISTRY_WEB_THREADS", default=8)
 
 # --- Applications ---------------------------------------------------------------------------
 INSTALLED_APPS = [
@@ -152,7 +155,8 @@ REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's, with one pool and one client per process (config/cache.py).
+            "BACKEND": "config.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "registry",
             # Fail fast: a cache that hangs would hold every request hostage. No retries:
@@ -228,6 +232,9 @@ REGISTRY_REQUEUE_AFTER_SECONDS = env.int("REGISTRY_REQUEUE_AFTER_SECONDS", defau
 # Full fhir.resources validation of every course before mapping: for comparison only.
 REGISTRY_FHIR_VALIDATION = env.bool("REGISTRY_FHIR_VALIDATION", default=False)
 REGISTRY_RATE_LIMIT = "120/m"  # spec section 8: per key, per endpoint
+# API keys are read from a cache in Redis this long (keys/cache.py; a revocation overwrites
+# the entry at once); 0 reads every request's key from the database.
+REGISTRY_KEY_CACHE_SECONDS = env.int("REGISTRY_KEY_CACHE_SECONDS", default=60)
 RATELIMIT_FAIL_OPEN = True
 # After a failed cache or broker call, skip that service for this long (config.breaker).
 REGISTRY_REDIS_BREAKER_SECONDS = env.float("REGISTRY_REDIS_BREAKER_SECONDS", default=5)

@@ -38,6 +38,7 @@ from ingestion.fhir.outcome import error_outcome
 from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
 from ingestion.staging import UnreadablePayload, decrypt_chunk
 from ingestion.validation import validate_course
+from ingestion.wakeups import singles_message_taken
 from registry.bulk import insert_rows
 from registry.locks import lock_practice
 from registry.models import Practice
@@ -65,28 +66,39 @@ class Claim:
     queued_at: Any = None
 
 
-def ingestion_process(ingestion_id: UUID) -> None:
+@dataclass(frozen=True, slots=True)
+class NextSingles:
+    """A practice still has singles waiting after a full combined claim: publish a message
+    for the first of them (at the back of the queue, so other practices get their turn)."""
+
+    ingestion_id: UUID
+    practice_id: int
+
+
+def ingestion_process(ingestion_id: UUID) -> NextSingles | None:
     """Process what is left of an ingestion. Safe to run twice, or concurrently."""
-    if ingestion_id in completed_here:
-        return  # a combined claim of this process completed it: its message has nothing to do
     claim = _claim(ingestion_id)
     if claim is None:
-        return
+        # Taken along by another single's claim, or finished: singles submitted since may
+        # have counted on this message (ingestion.wakeups).
+        return _waiting_singles_served(ingestion_id)
     if claim.fruitless > settings.REGISTRY_MAX_ATTEMPTS:
         ingestion_fail(
             ingestion_id,
             f"The ingestion could not be processed after {settings.REGISTRY_MAX_ATTEMPTS} "
             f"attempts.",
         )
-        return
-    key = derive_fingerprint_key(settings.REGISTRY_FINGERPRINT_KEY.encode(), claim.practice_id)
+        return None
     if _combinable(claim):
-        claims = _claim_companions(claim)
-        if len(claims) > 1:
-            singles_process(claims, key)
-            return
+        return singles_process(claim.practice_id, claim)
+    key = _fingerprint_key(claim.practice_id)
     if _process_chunks(claim, key) == Step.NEXT:
         _complete(ingestion_id)  # nothing was left to apply (a worker died after the last)
+    return None
+
+
+def _fingerprint_key(practice_id: int) -> bytes:
+    return derive_fingerprint_key(settings.REGISTRY_FINGERPRINT_KEY.encode(), practice_id)
 
 
 def _lease_end() -> Any:
@@ -389,11 +401,11 @@ def ingestions_to_recover(limit: int = 500) -> list[UUID]:
 # records are those of applying them one after another (ingestion.apply.records_apply_parts).
 # A crash rolls the whole chunk back: each ingestion is then claimed again alone once its
 # lease runs out (a claim that applied nothing is not combined again), so a course that
-# kills the worker is isolated as in a batch. The messages of the companions still arrive:
-# this process remembers what it completed and skips them without a statement; another
-# process spends one claim statement that finds nothing.
+# kills the worker is isolated as in a batch. While a message for a practice's singles is on
+# its way, the web publishes none for the singles submitted meanwhile (ingestion.wakeups):
+# the flag is cleared here before the waiting singles are claimed.
 
-COMPANIONS = """
+WAITING_SINGLES = """
     UPDATE {ingestion} AS i
        SET status = %(processing)s,
            started_at = COALESCE(i.started_at, %(now)s),
@@ -410,41 +422,32 @@ COMPANIONS = """
 """
 
 
-class _Completed:
-    """The ingestions this process completed lately, so their own messages cost nothing."""
-
-    def __init__(self, size: int = 20_000) -> None:
-        self.size = size
-        self.ids: dict[UUID, None] = {}
-
-    def __contains__(self, ingestion_id: object) -> bool:
-        return ingestion_id in self.ids
-
-    def add(self, ingestion_ids: list[UUID]) -> None:
-        self.ids.update(dict.fromkeys(ingestion_ids))
-        while len(self.ids) > self.size:
-            del self.ids[next(iter(self.ids))]
-
-
-completed_here = _Completed()
-
-
 def _combinable(claim: Claim) -> bool:
     """A single claimed for the first time, with others allowed to join it."""
-    return (
-        claim.kind == Ingestion.Kind.SINGLE
-        and claim.fruitless == 1
-        and settings.REGISTRY_CLAIM_SINGLES > 1
-        and connection.vendor == "postgresql"  # SKIP LOCKED; the embedded default runs eagerly
+    return claim.kind == Ingestion.Kind.SINGLE and claim.fruitless == 1 and _combining()
+
+
+def _combining() -> bool:
+    # SKIP LOCKED is PostgreSQL's; the embedded default (SQLite) processes each at submit.
+    return connection.vendor == "postgresql"
+
+
+def _waiting_singles_served(ingestion_id: UUID) -> NextSingles | None:
+    if not _combining():
+        return None
+    practice_id = (
+        Ingestion.objects.filter(id=ingestion_id, kind=Ingestion.Kind.SINGLE)
+        .values_list("practice_id", flat=True)
+        .first()
     )
+    return None if practice_id is None else singles_process(practice_id, None)
 
 
-def _claim_companions(claim: Claim) -> list[Claim]:
-    """The claim and the practice's other waiting singles, taken in one statement, in queue
-    order (the claim's own ingestion sorted among them)."""
+def _claim_waiting(practice_id: int, most: int) -> list[Claim]:
+    """Up to ``most`` of the practice's waiting singles, taken in one statement."""
     parameters = {
-        "practice": claim.practice_id,
-        "most": settings.REGISTRY_CLAIM_SINGLES - 1,
+        "practice": practice_id,
+        "most": most,
         "now": timezone.now(),
         "lease_end": _lease_end(),
         "single": Ingestion.Kind.SINGLE.value,
@@ -454,14 +457,13 @@ def _claim_companions(claim: Claim) -> list[Claim]:
 
     def take() -> list[tuple[Any, ...]]:
         with connection.cursor() as cursor:
-            cursor.execute(_sql(COMPANIONS), parameters)
+            cursor.execute(_sql(WAITING_SINGLES), parameters)
             return cursor.fetchall()
 
-    claims = [claim] + [
-        Claim(identifier, claim.practice_id, claim.kind, attempts, fruitless, 0, queued_at)
-        for identifier, attempts, fruitless, queued_at in retry_transient(take, what="companions")
+    return [
+        Claim(identifier, practice_id, Ingestion.Kind.SINGLE, attempts, fruitless, 0, queued_at)
+        for identifier, attempts, fruitless, queued_at in retry_transient(take, what="singles")
     ]
-    return sorted(claims, key=lambda c: (c.queued_at, str(c.ingestion_id)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,18 +473,37 @@ class _Single:
     results: list[Result]
 
 
-def singles_process(claims: list[Claim], fingerprint_key: bytes) -> None:
-    """Apply claimed single-course ingestions of one practice as one chunk, in this order."""
-    singles = _singles_mapped(claims, fingerprint_key)
-    try:
-        completed = retry_transient(
-            lambda: _apply_singles_once(claims[0].practice_id, singles),
-            what=f"{len(singles)} singles",
+def singles_process(practice_id: int, claim: Claim | None) -> NextSingles | None:
+    """Apply the claimed single (if any) and the practice's other waiting singles as one
+    chunk, in queue order. Says which single to publish for next when the claim was full."""
+    singles_message_taken(practice_id)  # before claiming: see ingestion.wakeups
+    most = max(settings.REGISTRY_CLAIM_SINGLES - (claim is not None), 0)
+    waiting = _claim_waiting(practice_id, most) if most else []
+    claims = sorted(
+        [*([claim] if claim else []), *waiting], key=lambda c: (c.queued_at, str(c.ingestion_id))
+    )
+    if claims:
+        singles = _singles_mapped(claims, _fingerprint_key(practice_id))
+        try:
+            retry_transient(
+                lambda: _apply_singles_once(practice_id, singles), what=f"{len(singles)} singles"
+            )
+        except Exception:
+            _release(claims)
+            raise
+    return _next_waiting(practice_id) if len(waiting) == most else None
+
+
+def _next_waiting(practice_id: int) -> NextSingles | None:
+    following = (
+        Ingestion.objects.filter(
+            practice_id=practice_id, kind=Ingestion.Kind.SINGLE, status=Ingestion.Status.QUEUED
         )
-    except Exception:
-        _release(claims)
-        raise
-    completed_here.add(completed)
+        .order_by("queued_at", "id")
+        .values_list("id", flat=True)
+        .first()
+    )
+    return NextSingles(following, practice_id) if following is not None else None
 
 
 def _singles_mapped(claims: list[Claim], fingerprint_key: bytes) -> list[_Single]:
@@ -512,7 +533,7 @@ def _singles_mapped(claims: list[Claim], fingerprint_key: bytes) -> list[_Single
     return singles
 
 
-def _apply_singles_once(practice_id: int, singles: list[_Single]) -> list[UUID]:
+def _apply_singles_once(practice_id: int, singles: list[_Single]) -> None:
     """One transaction: the records, each ingestion's receipt entries, and its completion."""
     with transaction.atomic():
         due = set(
@@ -526,14 +547,13 @@ def _apply_singles_once(practice_id: int, singles: list[_Single]) -> list[UUID]:
         )
         applied = [s for s in singles if s.claim.ingestion_id in due]
         if not applied:
-            return []
+            return
         lock_practice(practice_id)
         outcomes = records_apply_parts(
             practice=Practice(id=practice_id),
             parts=[Part(s.claim.ingestion_id, s.results) for s in applied],
         )
         _complete_singles(applied, outcomes)
-    return [s.claim.ingestion_id for s in applied]
 
 
 COMPLETE_SINGLES = """
@@ -571,7 +591,7 @@ def _complete_singles(singles: list[_Single], outcomes: list[ChunkOutcome]) -> N
 
 def _release(claims: list[Claim]) -> None:
     """The chunk failed: let the leases run out now, so that each ingestion is claimed again
-    alone, by its own message or, if that is gone, by the recovery."""
+    alone, by its own message or, if it has none, by the recovery."""
     Ingestion.objects.filter(
         id__in=[c.ingestion_id for c in claims], status=Ingestion.Status.PROCESSING
     ).update(lease_expires_at=timezone.now())

@@ -20,7 +20,7 @@ from ingestion.api.accepted import accepted_outcome
 from ingestion.api.body import BodyTooLarge, is_chunked, read_chunked
 from ingestion.api.capability import api_base
 from ingestion.api.errors import FhirError
-from ingestion.api.ratelimit import enforce_auth_failure_limit, enforce_rate_limit
+from ingestion.api.ratelimit import enforce_auth_failure_limit, enforce_rate_limit, rate_counter
 from ingestion.models import Ingestion
 from ingestion.progress import progress_headers
 from ingestion.receipt import pieces_async, receipt_stream
@@ -39,6 +39,10 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 class RegistryApiView(APIView):
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [HasScope]
+    rate_group = ""  # the endpoint's rate-limit counter, counted as the key is looked up
+
+    def get_authenticators(self) -> list[ApiKeyAuthentication]:  # type: ignore[override]
+        return [ApiKeyAuthentication(counter=rate_counter(self.rate_group))]
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         enforce_auth_failure_limit(request)  # before the key is even looked up
@@ -51,10 +55,11 @@ class RegistryApiView(APIView):
 
 class SubmitBundleView(RegistryApiView):
     required_scope = INGEST_WRITE
+    rate_group = "submit"
 
     @schema.submit
     def post(self, request: Request) -> Response:
-        enforce_rate_limit(request, group="submit")
+        enforce_rate_limit(request, group=self.rate_group)
         practice = self.practice(request)
         idempotency_key = _idempotency_key(request)
         earlier = ingestion_for_key(practice=practice, idempotency_key=idempotency_key)
@@ -81,10 +86,11 @@ class SubmitBundleView(RegistryApiView):
 
 class IngestionStatusView(RegistryApiView):
     required_scope = INGEST_READ
+    rate_group = "status"
 
     @schema.status
     def get(self, request: Request, ingestion: str) -> Response | StreamingHttpResponse:
-        enforce_rate_limit(request, group="status")
+        enforce_rate_limit(request, group=self.rate_group)
         found = ingestion_get(practice=self.practice(request), ingestion_id=ingestion)
         if found is None:
             raise FhirError(404, "not-found", "No ingestion with this id for this practice.")

@@ -17,7 +17,7 @@ import pytest
 from django.utils import timezone
 
 from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
-from ingestion.pipeline import completed_here, ingestion_process
+from ingestion.pipeline import NextSingles, ingestion_process
 from registry.models import (
     Attendance,
     BirthCount,
@@ -184,7 +184,6 @@ def test_waiting_singles_applied_together_leave_what_one_by_one_leaves(api, othe
 def test_the_messages_of_singles_applied_together_have_nothing_left_to_do(api):
     ids = submit(api, [course(f"M-{i}", family=f"Family{'abcdefgh'[i]}") for i in range(4)])
     ingestion_process(ids[0])
-    assert all(i in completed_here for i in ids)
     for ingestion_id in ids[1:]:
         ingestion_process(ingestion_id)  # its own message, after the combined claim
     assert OutcomeChunk.objects.filter(ingestion_id__in=ids).count() == 4
@@ -198,10 +197,11 @@ def test_a_claim_takes_only_its_practices_waiting_singles_up_to_the_limit(api, o
     (my_batch,) = submit(api, [batch(course("BATCH-1", family="Zed"))])
     theirs = submit(other_api, [course("T-1")])
 
-    ingestion_process(mine[0])
+    following = ingestion_process(mine[0])
 
     status = dict(Ingestion.objects.values_list("id", "status"))
     assert [status[i] for i in mine] == ["completed"] * 3 + ["queued"] * 2
+    assert following == NextSingles(mine[3], api.practice.id)  # its message comes next
     assert status[my_batch] == "queued"
     assert status[theirs[0]] == "queued"
 
@@ -219,3 +219,40 @@ def test_a_single_claimed_again_after_a_fruitless_claim_is_applied_alone(api):
     status = dict(Ingestion.objects.values_list("id", "status"))
     assert status[first] == "completed"
     assert status[second] == "queued"  # not taken along: the first is being isolated
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_message_is_published_for_a_single_while_one_for_its_practice_is_on_its_way(api):
+    from tests.ingestion.test_republish import published
+
+    first, second = submit(api, [course("W-1", family="Alpha"), course("W-2", family="Beta")])
+    assert (published(str(first)), published(str(second))) == (1, 0)
+
+    ingestion_process(first)  # the first's message takes the second along
+    status = dict(Ingestion.objects.values_list("id", "status"))
+    assert (status[first], status[second]) == ("completed", "completed")
+
+    (third,) = submit(api, [course("W-3", family="Gamma")])
+    assert published(str(third)) == 1  # the flag was cleared before the claim
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_message_for_a_finished_single_still_takes_its_practices_waiting_singles(api):
+    """A single taken along by another's claim may have set the flag meanwhile: singles
+    submitted after it count on its message, which finds its own ingestion finished."""
+    (earlier,) = submit(api, [course("E-1", family="Alpha")])
+    ingestion_process(earlier)
+    counting, skipped = submit(api, [course("E-2", family="Beta"), course("E-3", family="Gamma")])
+    Ingestion.objects.filter(id=counting).update(status=Ingestion.Status.COMPLETED)
+
+    ingestion_process(counting)
+
+    assert Ingestion.objects.get(id=skipped).status == Ingestion.Status.COMPLETED
+
+
+def test_with_one_single_per_claim_the_next_waiting_one_is_named(api, settings):
+    settings.REGISTRY_CLAIM_SINGLES = 1
+    first, second = submit(api, [course("O-1", family="Alpha"), course("O-2", family="Beta")])
+    assert ingestion_process(first) == NextSingles(second, api.practice.id)
+    assert Ingestion.objects.get(id=second).status == Ingestion.Status.QUEUED
+    assert ingestion_process(second) is None
