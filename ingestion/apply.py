@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID, uuid4
 
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from ingestion.faults import is_record_fault
@@ -199,13 +199,7 @@ class _Chunk:
     # -- reading ---------------------------------------------------------------------------
 
     def _load(self, results: Sequence[Result]) -> None:
-        charts = _charts_named(results)
-        records = (
-            Record.objects.select_for_update()
-            .filter(practice=self.practice, external_record_id__in=charts)
-            .values(*ROW_FIELDS)
-        )
-        for values in records:
+        for values in _records_locked(self.practice.pk, _charts_named(results)):
             self.tracked[values["external_record_id"]] = _Tracked(_Row(**values), is_new=False)
         self._load_matching(results)
 
@@ -462,6 +456,31 @@ class _Chunk:
                 "stable_id", "id"
             )
         )
+
+
+def _records_locked(practice_id: int, charts: set[str]) -> list[dict[str, Any]]:
+    """The practice's records with these chart numbers, row-locked, as ``_Row`` values.
+
+    Written out on PostgreSQL: every chunk sends it, and the ORM spent more CPU building it
+    than PostgreSQL spends running it."""
+    if not charts:
+        return []
+    if connection.vendor != "postgresql":
+        return list(
+            Record.objects.select_for_update()
+            .filter(practice_id=practice_id, external_record_id__in=charts)
+            .values(*ROW_FIELDS)
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(RECORDS_LOCKED, [practice_id, list(charts)])
+        return [dict(zip(ROW_FIELDS, row, strict=True)) for row in cursor.fetchall()]
+
+
+ROW_COLUMNS = [str(getattr(Record._meta.get_field(name), "column", name)) for name in ROW_FIELDS]
+RECORDS_LOCKED = (
+    f"SELECT {', '.join(ROW_COLUMNS)} FROM {Record._meta.db_table} "  # noqa: S608 (names only)
+    "WHERE practice_id = %s AND external_record_id = ANY(%s) FOR UPDATE"
+)
 
 
 def _values(row: _Row, names: Sequence[str]) -> list[Any]:
