@@ -213,6 +213,14 @@ class OneHandOffHandler(ASGIHandler):
         await _request_thread.get().take()  # every synchronous step comes after the body
         return body
 
+    def create_request(self, scope: Any, body_file: Any) -> Any:
+        """The request, with the file Django spooled its body to as ``spooled_body``: the
+        API maps large bodies from it instead of reading them into memory."""
+        request, error_response = super().create_request(scope, body_file)
+        if request is not None:
+            request.spooled_body = body_file  # type: ignore[attr-defined]
+        return request, error_response
+
     async def run_get_response(self, request: HttpRequest) -> HttpResponseBase:
         response = await sync_to_async(self.get_response, thread_sensitive=True)(request)
         response._handler_class = self.__class__  # type: ignore[attr-defined]

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from ingestion.api import schema
 from ingestion.api.accepted import accepted_outcome
-from ingestion.api.body import BodyTooLarge, is_chunked, read_chunked
+from ingestion.api.body import BodyTooLarge, is_chunked, read_chunked, spooled_body
 from ingestion.api.capability import api_base
 from ingestion.api.errors import FhirError
 from ingestion.api.ratelimit import enforce_auth_failure_limit, enforce_rate_limit, rate_counter
@@ -26,7 +26,7 @@ from ingestion.progress import progress_headers
 from ingestion.receipt import pieces_async, receipt_stream
 from ingestion.selectors import ingestion_get, ingestion_receipt
 from ingestion.services import ingestion_for_key, ingestion_retried, ingestion_submit
-from ingestion.submission import NotABundle, parse_submission
+from ingestion.submission import Body, NotABundle, parse_submission
 from keys.authentication import ApiKeyAuthentication
 from keys.models import INGEST_READ, INGEST_WRITE, ApiKey
 from keys.permissions import HasScope
@@ -143,7 +143,7 @@ def _check_content_type(request: Request) -> None:
         )
 
 
-def _read_body(request: Request) -> bytes:
+def _read_body(request: Request) -> Body:
     limit = settings.REGISTRY_MAX_BODY_BYTES
     too_large = FhirError(
         413,
@@ -151,6 +151,12 @@ def _read_body(request: Request) -> bytes:
         f"The body is larger than the limit of {limit} bytes.",
         expression="Bundle",
     )
+    try:
+        spooled = spooled_body(request, limit)
+    except BodyTooLarge:
+        raise too_large from None
+    if spooled is not None:
+        return spooled
     if is_chunked(request):
         try:
             return read_chunked(request, limit)
