@@ -7,7 +7,7 @@ registry's own ASGI application and Celery app; importing this module with
 * every SQL statement the process sends (psycopg's ``execute``, ``executemany`` and
   ``copy``, so COPY and raw cursors count too) and every transaction (a COMMIT or ROLLBACK,
   or a statement sent in autocommit);
-* each Celery task run, by task name;
+* each Celery task run, by task name, and the ingestions the recovery published again;
 * the CPU time of each PostgreSQL backend at the moment the process closes its connection
   (``/proc/<backend pid>/schedstat``; the server runs on this machine), so backends that end
   during a measurement are counted: the worker used to open one per task.
@@ -57,9 +57,9 @@ class _Counts:
             self.changed = True
         self._ensure_writer()
 
-    def task(self, name: str) -> None:
+    def task(self, name: str, count: int = 1) -> None:
         with self.lock:
-            self.tasks[name] = self.tasks.get(name, 0) + 1
+            self.tasks[name] = self.tasks.get(name, 0) + count
             self.changed = True
         self._ensure_writer()
 
@@ -165,12 +165,17 @@ if os.environ.get("BENCH_COUNTED") == "web":
 
     __all__ = ["application"]
 elif os.environ.get("BENCH_COUNTED") == "worker":
-    from celery.signals import task_prerun
+    from celery.signals import task_postrun, task_prerun
 
     from config.celery import app
 
     @task_prerun.connect
     def _count_task(sender: Any = None, **_: Any) -> None:
         COUNTS.task(getattr(sender, "name", "unknown"))
+
+    @task_postrun.connect
+    def _count_republished(sender: Any = None, retval: Any = None, **_: Any) -> None:
+        if getattr(sender, "name", "") == "ingestion.tasks.recover_ingestions":
+            COUNTS.task("republished", int(retval or 0))
 
     __all__ = ["app"]

@@ -375,13 +375,26 @@ def ingestion_release(ingestion_id: UUID) -> None:
     )
 
 
-def ingestions_to_recover(limit: int = 500) -> list[UUID]:
-    """Queued ones whose message may be lost, and processing ones whose lease has run out."""
+def ingestions_to_recover(limit: int = 500, *, oldest_waiting: UUID | None = None) -> list[UUID]:
+    """Queued ones whose message is lost, and processing ones whose lease has run out.
+
+    A queued ingestion's message is lost when publishing failed (``enqueued_at`` cleared),
+    or when it was published ``REGISTRY_REQUEUE_AFTER_SECONDS`` ago and, if the broker says
+    which ingestion's message is the oldest still waiting (``oldest_waiting``,
+    :mod:`ingestion.broker`), well before that one: the queue is consumed in order, so
+    anything published before it has left the queue, and if still queued, was lost. Under a
+    backlog, messages still waiting are not published again.
+    """
     now = timezone.now()
     requeue_before = now - timedelta(seconds=settings.REGISTRY_REQUEUE_AFTER_SECONDS)
-    grace = now - timedelta(seconds=settings.REGISTRY_RECOVERY_GRACE_SECONDS)
+    margin = timedelta(seconds=settings.REGISTRY_RECOVERY_GRACE_SECONDS)
+    grace = now - margin
+    published = Q(enqueued_at__lt=requeue_before)
+    waiting_since = _published_at(oldest_waiting)  # None: unknown, so by age alone
+    if waiting_since is not None:
+        published &= Q(enqueued_at__lt=waiting_since - margin)
     lost = Q(status=Ingestion.Status.QUEUED) & (
-        Q(enqueued_at__isnull=True, queued_at__lt=grace) | Q(enqueued_at__lt=requeue_before)
+        Q(enqueued_at__isnull=True, queued_at__lt=grace) | published
     )
     abandoned = Q(status=Ingestion.Status.PROCESSING, lease_expires_at__lt=now)
     return list(
@@ -389,6 +402,12 @@ def ingestions_to_recover(limit: int = 500) -> list[UUID]:
         .order_by("queued_at")
         .values_list("id", flat=True)[:limit]
     )
+
+
+def _published_at(ingestion_id: UUID | None) -> Any:
+    if ingestion_id is None:
+        return None
+    return Ingestion.objects.filter(id=ingestion_id).values_list("enqueued_at", flat=True).first()
 
 
 # -- Waiting singles, applied together ----------------------------------------------------------

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from config.breaker import broker_breaker
+from ingestion.broker import oldest_waiting_ingestion
 from ingestion.models import Ingestion
 from ingestion.pipeline import (
     UNREADABLE,
@@ -111,8 +112,9 @@ def republish_waiting(ingestion: Ingestion) -> None:
 
 @shared_task(ignore_result=True)
 def recover_ingestions() -> int:
-    """Periodic (Celery beat): re-enqueue what a lost message or a dead worker left behind."""
-    identifiers = ingestions_to_recover()
+    """Periodic (Celery beat): re-enqueue what a lost message or a dead worker left behind,
+    and nothing whose message still waits in the broker's queue (ingestion.broker)."""
+    identifiers = ingestions_to_recover(oldest_waiting=oldest_waiting_ingestion())
     for identifier in identifiers:
         enqueue(identifier)
     if identifiers:
