@@ -9,7 +9,8 @@ Then, signed in through Django's test client against that database, the p50 (and
 * a search by chart number;
 * a record page in a cluster of 2 records, and in the cluster of 100,000;
 * a decision (keep, confirmed by POST) on a flagged record of a pair;
-* the statistics page of the 20,000-record practice, as one of its members.
+* the statistics page of the 20,000-record practice, as one of its members (its data-quality
+  section included), and the same figures as JSON (``data_quality`` beside the benchmarks).
 """
 
 from __future__ import annotations
@@ -178,6 +179,7 @@ def run() -> dict[str, Any]:
     )
     print("bench: million, statistics", flush=True)
     results["statistics_20000"] = _timed(lambda: member.get("/settings/statistics/"))
+    results["statistics_json_20000"] = _timed(lambda: member.get("/settings/statistics.json"))
     results["statistics_practice_records"] = Record.objects.filter(practice=people["stats"]).count()
     print("bench: million, statistics with benchmarks by practice size", flush=True)
     from bench.statistics import statistics_page_p50

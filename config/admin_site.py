@@ -12,6 +12,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
+from config.admin_lookups import shown_lookups_only
 from registry.navigation import may_use_review_admin, may_use_settings, review_queue_url
 from registry.selectors import review_queue_size
 
@@ -21,6 +22,11 @@ class RegistryAdminSite(admin.AdminSite):
     site_title = "Birth registry review admin"
     index_title = "Review and administration"
     site_url = "/settings/"
+
+    def register(self, model_or_iterable: Any, admin_class: Any = None, **options: Any) -> None:
+        """Every list filters only as it offers to (config/admin_lookups.py)."""
+        admin_class = shown_lookups_only(admin_class or admin.ModelAdmin)
+        super().register(model_or_iterable, admin_class, **options)
 
     def each_context(self, request: HttpRequest) -> dict[str, Any]:
         return super().each_context(request) | {

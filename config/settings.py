@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
@@ -49,18 +50,38 @@ REGISTRY_PAYLOAD_KEY = _secret("REGISTRY_PAYLOAD_KEY")
 # --- HTTP -----------------------------------------------------------------------------------
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# Served over HTTPS (docs/operations.md "Behind a reverse proxy, over TLS"): HSTS for a year,
+# plain HTTP redirected (but /healthz, for a load balancer's probe), Secure cookies.
+REGISTRY_HTTPS = env.bool("REGISTRY_HTTPS", default=False)
+# Secure cookies alone, for a site on HTTPS that is not ready for HSTS (implied by the above).
 SECURE_COOKIES = env.bool("SECURE_COOKIES", default=False)
-SESSION_COOKIE_SECURE = SECURE_COOKIES
-CSRF_COOKIE_SECURE = SECURE_COOKIES
+SESSION_COOKIE_SECURE = SECURE_COOKIES or REGISTRY_HTTPS
+CSRF_COOKIE_SECURE = SECURE_COOKIES or REGISTRY_HTTPS
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+if REGISTRY_HTTPS:
+    SECURE_HSTS_SECONDS = 365 * 24 * 3600
+    # The registry's host name is its own: no name under it may be served over plain HTTP
+    # (a sibling on HTTP could set cookies the registry would read). Not preloaded: the
+    # preload list takes whole registrable domains, the organisation's call, not the
+    # registry's (security.W021, silenced below).
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^healthz(/|$)"]
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
 # Peers whose X-Forwarded-For is believed (config/client.py): addresses or CIDR networks.
+# X-Forwarded-Proto and X-Forwarded-Host too, and from them only (config/proxy.py).
 REGISTRY_TRUSTED_PROXIES = env.list("REGISTRY_TRUSTED_PROXIES", default=[])
 USE_X_FORWARDED_HOST = env.bool("USE_X_FORWARDED_HOST", default=False)
-if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
+if REGISTRY_TRUSTED_PROXIES:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+if env.str("SECURE_PROXY_SSL_HEADER", default=""):  # believed anyone's X-Forwarded-Proto
+    raise ImproperlyConfigured(
+        "SECURE_PROXY_SSL_HEADER is no longer read: list the proxy in REGISTRY_TRUSTED_PROXIES "
+        "(its X-Forwarded-Proto is then believed, and nobody else's)"
+    )
 
 REGISTRY_MAX_BODY_BYTES = env.int("REGISTRY_MAX_BODY_BYTES", default=64 * 1024 * 1024)
 # Django refuses to read a body above this; the API answers 413 itself before that point.
@@ -92,6 +113,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: proxy headers from a peer that is not a trusted proxy are dropped.
+    "config.proxy.trusted_proxy_middleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -285,22 +308,33 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
-# Sign-in throttling (django-axes) on /accounts/login/ and /admin/login/: after
-# AXES_FAILURE_LIMIT failures, a username and (separately) a client address are locked out
-# for AXES_COOLOFF_TIME hours. Unlock: `manage.py axes_reset_username <name>`,
-# `manage.py axes_reset_ip <address>` or `manage.py axes_reset` (README "Members").
+# Sign-in throttling (django-axes) on /accounts/login/ and /admin/login/
+# (registry/signin/lockout.py): AXES_FAILURE_LIMIT failures lock the pair (username, client
+# address), never the username alone; REGISTRY_SIGN_IN_ADDRESS_LIMIT failures lock the
+# address for every username. Both for AXES_COOLOFF_TIME hours after the last failure.
+# Unlock: `manage.py axes_reset_username <name>`, `manage.py axes_reset_ip <address>` or
+# `manage.py axes_reset` (docs/operations.md).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_TIME", default=0.25)  # hours: 15 minutes
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+REGISTRY_SIGN_IN_ADDRESS_LIMIT = env.int("REGISTRY_SIGN_IN_ADDRESS_LIMIT", default=20)
+AXES_HANDLER = "registry.signin.lockout.PairAndAddressHandler"
+AXES_CLIENT_IP_CALLABLE = "config.client.client_address"
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
-AXES_VERBOSE = False
-# Failed API authentications (401) per client address; past it, 429 before any key lookup.
+AXES_LOCKOUT_CALLABLE = "registry.signin.lockout.lockout_response"
+AXES_VERBOSE = False  # its log lines then mask the username and the address
+# Failed API authentications (401) per client address; past it, 429 instead of 401. Asked
+# only once authentication has failed: a request with a valid key never waits on it.
 REGISTRY_AUTH_FAILURE_RATE = env.str("REGISTRY_AUTH_FAILURE_RATE", default="30/m")
+# Password reset by mail (registry/signin/): offered only when EMAIL_URL is set. Requests
+# per client address (past it, 429), and mails per account (past it, none is sent).
+REGISTRY_RESET_ADDRESS_RATE = env.str("REGISTRY_RESET_ADDRESS_RATE", default="5/15m")
+REGISTRY_RESET_ACCOUNT_RATE = env.str("REGISTRY_RESET_ACCOUNT_RATE", default="3/h")
+PASSWORD_RESET_TIMEOUT = 3600  # seconds: a reset link works for an hour, and once
 
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/settings/key/"
@@ -321,6 +355,25 @@ STORAGES = {
 # Serve straight from the installed apps so a fresh clone needs no collectstatic step.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
+
+# --- Mail (docs/operations.md "Mail") ----------------------------------------------------
+# django-environ's URL form: smtp://user:password@host:587, smtp+tls://... (STARTTLS),
+# smtp+ssl://... (TLS from the start), consolemail:// (printed by the worker). Unset: no
+# mail, and no password reset by mail (the sign-in page says to ask an administrator).
+# (The URL itself is not kept as a setting: it may hold the password.)
+REGISTRY_PASSWORD_RESET = bool(env.str("EMAIL_URL", default=""))
+if REGISTRY_PASSWORD_RESET:
+    _email = env.email_url("EMAIL_URL")
+    EMAIL_BACKEND = _email["EMAIL_BACKEND"]
+    EMAIL_HOST = _email["EMAIL_HOST"] or "localhost"
+    EMAIL_PORT = _email["EMAIL_PORT"] or 25
+    EMAIL_HOST_USER = _email["EMAIL_HOST_USER"] or ""
+    EMAIL_HOST_PASSWORD = _email["EMAIL_HOST_PASSWORD"] or ""
+    EMAIL_USE_TLS = _email.get("EMAIL_USE_TLS", False)
+    EMAIL_USE_SSL = _email.get("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = 10  # seconds: a mail server that hangs holds a worker no longer than this
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="registry@localhost")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # --- Logging: structured enough to grep, never a payload ------------------------------------
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")

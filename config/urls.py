@@ -21,6 +21,7 @@ urlpatterns = [
         "accounts/password_change/done/",
         RedirectView.as_view(pattern_name="password_change_done"),
     ),
+    path("accounts/", include("registry.signin.urls")),  # password reset, by mail
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/registry/fhir/", include("ingestion.api.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),

@@ -28,7 +28,7 @@ from django.utils import timezone
 from ingestion.faults import is_record_fault
 from ingestion.fhir import CourseOfCare, Rejection, Result, Retraction, Void
 from ingestion.fhir.model import Provider as FhirProvider
-from ingestion.fhir.outcome import error_outcome
+from ingestion.fhir.outcome import error_outcome, operation_outcome
 from registry.bulk import insert_rows, update_rows
 from registry.matching import ChunkMatching, Keys, match_keys
 from registry.models import (
@@ -41,7 +41,7 @@ from registry.models import (
     RecordVersion,
     Transfer,
 )
-from registry.statistics.counts import Facts, counts_kept, record_facts
+from registry.statistics.counts import RECORD_FACTS, Facts, counts_kept, record_facts
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +144,9 @@ class _Row:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     merged_into_id: UUID | None = None
+    drew_warning: bool = False
+    consent_decided: bool = False
+    timeliness: str | None = None  # set when the record is created, kept by amendments
 
 
 ROW_FIELDS = [f.name for f in fields(_Row)]
@@ -221,11 +224,12 @@ class _Chunk:
 
     def _create(self, course: CourseOfCare) -> None:
         row = _Row(id=uuid4(), external_record_id=course.external_record_id, created_at=self.now)
+        row.timeliness = course.timeliness  # the first receipt's: amendments keep it
         tracked = _Tracked(row, is_new=True)
         self.tracked[course.external_record_id] = tracked
         self._flag_if_resembling(row, _keys(course))
         self._take(tracked, course, RecordVersion.Change.CREATED)
-        self._accept(course.reference, row, amended=False)
+        self._accept(course, row, amended=False)
 
     def _amend(self, tracked: _Tracked, course: CourseOfCare) -> None:
         row = tracked.row
@@ -242,7 +246,7 @@ class _Chunk:
             return
         row.version += 1
         self._take(tracked, course, RecordVersion.Change.AMENDED)
-        self._accept(course.reference, row, amended=True)
+        self._accept(course, row, amended=True)
 
     def _revive(self, tracked: _Tracked, course: CourseOfCare) -> None:
         """A voided chart sent again comes back as a further version of the same record.
@@ -255,7 +259,7 @@ class _Chunk:
         row.version += 1
         self._flag_if_resembling(row, _keys(course))
         self._take(tracked, course, RecordVersion.Change.REVIVED)
-        self._accept(course.reference, row, amended=True)
+        self._accept(course, row, amended=True)
 
     def _retract(self, retraction: Retraction) -> None:
         tracked = self.tracked.get(retraction.external_record_id)
@@ -332,14 +336,15 @@ class _Chunk:
         row.birth_year = _earliest_birth_year(course)
         row.mother_age_years = course.mother_age_years
         row.mother_postal_prefix = course.mother_postal_prefix
+        row.drew_warning, row.consent_decided = bool(course.warnings), course.consent_decided
         row.updated_at = self.now
         tracked.changed, tracked.course = True, course
         self.providers.update((p.stable_id, p) for p in course.providers)
         self.versions.append((row.id, row.version, change, _snapshot(course), self.ingestion_id))
 
-    def _accept(self, reference: str, row: _Row, *, amended: bool) -> None:
+    def _accept(self, course: CourseOfCare, row: _Row, *, amended: bool) -> None:
         entry: dict[str, Any] = {
-            "reference": reference,
+            "reference": course.reference,
             "submission_uuid": str(row.id),
             "external_record_id": row.external_record_id,
             "amended": amended,
@@ -348,6 +353,8 @@ class _Chunk:
             entry["version"] = row.version
         if row.suspected_duplicate:
             entry["suspected_duplicate"] = True
+        if course.warnings:  # plausibility findings: stored as sent, with a word
+            entry["operation_outcome"] = operation_outcome(*course.warnings)
         self.outcome.accepted.append(entry)
 
     def _reject_conflict(self, course: CourseOfCare, diagnostics: str) -> None:
@@ -531,10 +538,7 @@ def _facts_written(tracked: _Tracked) -> Facts:
         if kind == Attendance.Kind.ATTENDED
     ]
     return record_facts(
-        birth_year=row.birth_year,
-        voided=row.voided,
-        suspected_duplicate=row.suspected_duplicate,
-        consent_granted=row.consent_granted,
+        record={name: getattr(row, name) for name in RECORD_FACTS},
         children=course.children if course is not None else (),
         roles=attended,
     )
@@ -567,6 +571,8 @@ def _snapshot(course: CourseOfCare) -> dict[str, Any]:
         "source_updated_at": _iso(course.source_updated_at),
         "mother_age_years": course.mother_age_years,
         "mother_postal_prefix": course.mother_postal_prefix,
+        "consent_decided": course.consent_decided,
+        "drew_warning": bool(course.warnings),
         "children": [
             {name: getattr(c, name) for name in CHILD_COLUMNS[1:]} for c in course.children
         ],

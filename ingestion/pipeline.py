@@ -20,7 +20,7 @@ import logging
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -63,7 +63,8 @@ class Claim:
     attempts: int
     fruitless: int  # claims in a row, this one included, that applied nothing so far
     last_seq: int  # the chunks are numbered 0..chunk_count-1
-    queued_at: Any = None
+    queued_at: Any = None  # queue order, for combined claims
+    received_on: date | None = None  # the UTC day it was queued: the courses' timeliness
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +147,25 @@ def _claim_once(ingestion_id: UUID) -> Claim | None:
     if row is None:
         return None
     practice_id, kind, attempts, fruitless, chunk_count, queued_at = row
-    return Claim(ingestion_id, practice_id, kind, attempts, fruitless, chunk_count - 1, queued_at)
+    return Claim(
+        ingestion_id,
+        practice_id,
+        kind,
+        attempts,
+        fruitless,
+        chunk_count - 1,
+        queued_at,
+        _day(queued_at),
+    )
+
+
+def _day(moment: datetime | str | None) -> date | None:
+    """The UTC day of a timestamp as the cursor returns it (SQLite's is text)."""
+    if isinstance(moment, str):
+        moment = datetime.fromisoformat(moment)
+    if moment is None:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC).date()
 
 
 def _process_chunks(claim: Claim, fingerprint_key: bytes) -> Step:
@@ -203,7 +222,7 @@ def _decrypt_and_map(claim: Claim, staged: Mapping[str, Any], key: bytes) -> lis
     plaintext = decrypt_chunk(
         bytes(staged["ciphertext"]), ingestion_id=claim.ingestion_id, seq=staged["seq"]
     )
-    return map_chunk(claim.kind, plaintext, staged["first_index"], key)
+    return map_chunk(claim.kind, plaintext, staged["first_index"], key, claim.received_on)
 
 
 def _apply_chunk(claim: Claim, staged: Mapping[str, Any], results: list[Result]) -> Step:
@@ -236,8 +255,13 @@ def _apply_chunk_once(claim: Claim, staged: Mapping[str, Any], results: list[Res
     return Step.DONE if completed else Step.NEXT
 
 
-def map_chunk(kind: str, plaintext: bytes, first_index: int, key: bytes) -> list[Result]:
-    """Decode a staged chunk and map it with the pure core (no I/O)."""
+def map_chunk(
+    kind: str, plaintext: bytes, first_index: int, key: bytes, received_on: date | None = None
+) -> list[Result]:
+    """Decode a staged chunk and map it with the pure core (no I/O).
+
+    ``received_on``: the day the ingestion was queued, for each course's timeliness bucket.
+    """
     validate = settings.REGISTRY_FHIR_VALIDATION
     if kind == Ingestion.Kind.SINGLE:
         try:
@@ -245,7 +269,7 @@ def map_chunk(kind: str, plaintext: bytes, first_index: int, key: bytes) -> list
         except (msgspec.DecodeError, ValueError):
             return [_undecodable("Bundle")]
         invalid = validate and validate_course(bundle, reference="Bundle", path="Bundle")
-        return [invalid or map_single(bundle, fingerprint_key=key)]
+        return [invalid or map_single(bundle, fingerprint_key=key, received_on=received_on)]
     results: list[Result] = []
     for offset, raw in enumerate(_entries_decoder.decode(plaintext)):
         index = first_index + offset
@@ -256,7 +280,9 @@ def map_chunk(kind: str, plaintext: bytes, first_index: int, key: bytes) -> list
             results.append(_undecodable(reference))
             continue
         invalid = validate and _validate_entry(entry, reference)
-        result = invalid or map_batch_entry(entry, index, fingerprint_key=key)
+        result = invalid or map_batch_entry(
+            entry, index, fingerprint_key=key, received_on=received_on
+        )
         if result is not None:
             results.append(result)
     return results
@@ -480,7 +506,16 @@ def _claim_waiting(practice_id: int, most: int) -> list[Claim]:
             return cursor.fetchall()
 
     return [
-        Claim(identifier, practice_id, Ingestion.Kind.SINGLE, attempts, fruitless, 0, queued_at)
+        Claim(
+            identifier,
+            practice_id,
+            Ingestion.Kind.SINGLE,
+            attempts,
+            fruitless,
+            0,
+            queued_at,
+            _day(queued_at),
+        )
         for identifier, attempts, fruitless, queued_at in retry_transient(take, what="singles")
     ]
 
@@ -690,8 +725,8 @@ def _mark_trying(chunk_id: int, position: int) -> int:
 def _map_alone(claim: Claim, entry: bytes, index: int, key: bytes, reference: str) -> list[Result]:
     try:
         if claim.kind == Ingestion.Kind.SINGLE:
-            return map_chunk(claim.kind, entry, 0, key)
-        return map_chunk(claim.kind, b"[" + entry + b"]", index, key)
+            return map_chunk(claim.kind, entry, 0, key, claim.received_on)
+        return map_chunk(claim.kind, b"[" + entry + b"]", index, key, claim.received_on)
     except Exception as error:  # the kind only: a message could quote the entry
         log.warning(
             "ingestion %s: %s could not be mapped (%s)",

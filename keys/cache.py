@@ -81,7 +81,9 @@ def key_lookup(token: str, *, counter: Counter | None = None) -> Lookup:
     try:
         *counted, cached, first_use = pipeline.execute()
     except Exception as error:  # Redis down or hung: the database alone, no counting
-        log.warning("key cache unavailable (%s)", type(error).__name__)
+        log.warning(
+            "key cache and rate limiter unavailable, failing open (%s)", type(error).__name__
+        )
         cache_breaker.trip(error)
         return Lookup(key_for_token(token))
     key = _decoded(cached)

@@ -53,6 +53,14 @@ class Membership(models.Model):
         return f"{self.user} in {self.practice} ({self.role})"
 
 
+class Timeliness(models.TextChoices):
+    """Days from the (earliest) birth to the day the registry first received the record."""
+
+    DAYS_0_5 = "days_0_5", "Within 5 days"
+    DAYS_6_10 = "days_6_10", "6 to 10 days"
+    DAYS_OVER_10 = "days_over_10", "More than 10 days"
+
+
 class Record(models.Model):
     """One course of care, masked: only what docs/decisions.md ("What is stored") allows.
 
@@ -87,6 +95,18 @@ class Record(models.Model):
     mother_postal_prefix = models.CharField(max_length=3, null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
+    # Data quality (docs/decisions.md, "Data quality"): whether the current version drew a
+    # plausibility warning, whether a Consent stated a decision, and how soon after the birth
+    # the registry first received the record (a bucket: the birth date is never stored).
+    drew_warning = models.BooleanField(default=False, db_default=False)
+    consent_decided = models.BooleanField(default=False, db_default=False)
+    timeliness = models.CharField(
+        max_length=12,
+        choices=Timeliness.choices,
+        null=True,
+        blank=True,
+        help_text="Days from the birth to the first receipt; kept from the first version.",
+    )
 
     class Meta:
         constraints = [
@@ -361,6 +381,14 @@ class BirthCount(models.Model):
     known_gestational_age = models.IntegerField(default=0)
     apgar5_below_7 = models.IntegerField(default=0)
     known_apgar5 = models.IntegerField(default=0)
+    # Data quality (registry.statistics.quality): completeness of the attendant and the
+    # consent decision among live births, plausibility, timeliness.
+    live_births_attended = models.IntegerField(default=0, db_default=0)
+    live_births_consent_decided = models.IntegerField(default=0, db_default=0)
+    with_warning = models.IntegerField(default=0, db_default=0)
+    timeliness_known = models.IntegerField(default=0, db_default=0)
+    received_within_5_days = models.IntegerField(default=0, db_default=0)
+    received_within_10_days = models.IntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [
@@ -383,4 +411,10 @@ COUNT_FIELDS: list[str] = [
     "known_gestational_age",
     "apgar5_below_7",
     "known_apgar5",
+    "live_births_attended",
+    "live_births_consent_decided",
+    "with_warning",
+    "timeliness_known",
+    "received_within_5_days",
+    "received_within_10_days",
 ]

@@ -40,6 +40,7 @@ from registry.models import (
     Provider,
     Record,
     RecordVersion,
+    Timeliness,
 )
 from registry.statistics.counts import counts_rebuild
 
@@ -133,6 +134,9 @@ RECORD_COLUMNS = [
     "mother_postal_prefix",
     "created_at",
     "updated_at",
+    "drew_warning",
+    "consent_decided",
+    "timeliness",
 ]
 
 
@@ -192,7 +196,8 @@ def _record(
     voided: bool,
     rng: random.Random,
 ) -> None:
-    received = born + timedelta(days=rng.randint(1, 30))
+    delay = rng.randint(1, 30)
+    received = born + timedelta(days=delay)
     consent = rng.random() > 0.2
     rows.records.append(
         (
@@ -213,6 +218,9 @@ def _record(
             f"{rng.randint(100, 999)}",
             received,
             received,
+            n % 37 == 0,  # about 3% draw a plausibility warning
+            consent or n % 3 == 0,  # a decision: granted, or (for some) declined
+            _timeliness(delay),
         )
     )
     weeks = min(42, max(22, int(rng.gauss(39, 1.8))))
@@ -235,6 +243,12 @@ def _record(
     rows.versions.append((record_id, 1, "created", orjson.dumps(values).decode(), received))
     if not voided:
         rows.keys.append((record_id, practice.pk, digest(fingerprint), None, order))
+
+
+def _timeliness(delay: int) -> str:
+    if delay <= 5:
+        return Timeliness.DAYS_0_5.value
+    return Timeliness.DAYS_6_10.value if delay <= 10 else Timeliness.DAYS_OVER_10.value
 
 
 def _fingerprint(practice_id: int, n: int) -> str:

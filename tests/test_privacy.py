@@ -183,3 +183,19 @@ def test_nothing_identifying_reaches_a_table_a_log_or_a_task(client, caplog):
 
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert found_in(logged, forbidden) == []
+
+
+def test_timeliness_is_kept_as_a_bucket_and_the_birth_date_is_not(client):
+    """The delay from birth to receipt is computed at intake; only its bucket is stored."""
+    practice = Practice.objects.create(slug="st-mary")
+    api = Api(client, mint(practice), practice)
+    response = api.submit(course("T-1", family="Timely", born="2024-07-15"))
+    ingestion_id = ingestion_id_of(response)
+    Ingestion.objects.filter(id=ingestion_id).update(queued_at="2024-07-18T09:30:00Z")
+    ingestion_process(uuid.UUID(ingestion_id))
+
+    assert Record.objects.get(external_record_id="T-1").timeliness == "days_0_5"
+    dump = dump_database()
+    assert "days_0_5" in dump and "2024-07-18" in dump  # the bucket and the day of receipt
+    birth_date = {"2024-07-15", "2024/07/15", "20240715", "07/15/2024", "15/07/2024"}
+    assert found_in(dump, birth_date) == []

@@ -107,13 +107,13 @@ def fhir_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         # A bug, not bad input. Log the kind and where, never the request's content.
         log.exception("unhandled error in %s", type(context.get("view")).__name__)
         error = FhirError(500, "exception", "Internal error; the request was not processed.")
+    if error.status_code == status.HTTP_401_UNAUTHORIZED and "request" in context:
+        from ingestion.api.ratelimit import auth_failure_refusal
+
+        error = auth_failure_refusal(context["request"]) or error
     body = error_outcome(error.issue_code, error.diagnostics, expression=error.expression)
     response = Response(body, status=error.status_code, headers=error.headers)
     auth_header = getattr(exc, "auth_header", None)
     if auth_header and error.status_code == status.HTTP_401_UNAUTHORIZED:
         response["WWW-Authenticate"] = auth_header
-    if error.status_code == status.HTTP_401_UNAUTHORIZED and "request" in context:
-        from ingestion.api.ratelimit import count_auth_failure
-
-        count_auth_failure(context["request"])
     return response

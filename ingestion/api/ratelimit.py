@@ -84,33 +84,31 @@ def _per_address(group: str, request: Request) -> str:
     return client_address(request)
 
 
-def _auth_failures(request: Request, *, increment: bool) -> dict[str, object] | None:
+def auth_failure_refusal(request: Request) -> RateLimited | None:
+    """Count a failed authentication from the request's client address; past the limit, the
+    429 to answer instead of the 401.
+
+    Asked only once authentication has failed, so a request with a valid key never waits on
+    the cache for it, and is never refused for the failures of others at its address.
+    """
     if cache_breaker.is_open:
         return None
     try:
-        return get_usage(
+        usage = get_usage(
             request,
             group=AUTH_FAILURES,
             key=_per_address,
             rate=settings.REGISTRY_AUTH_FAILURE_RATE,
-            increment=increment,
+            increment=True,
         )
     except Exception as error:  # fail open, as the per-key limit does
         log.warning("rate limiter unavailable, failing open (%s)", type(error).__name__)
         cache_breaker.trip(error)
         return None
-
-
-def enforce_auth_failure_limit(request: Request) -> None:
-    """Refuse (429) an address that has failed authentication too often, before any lookup."""
-    usage = _auth_failures(request, increment=False)
-    if usage is not None and usage["count"] >= usage["limit"]:  # type: ignore[operator]
-        raise RateLimited(
-            retry_after=int(usage["time_left"]),  # type: ignore[call-overload]
-            what=f"at most {settings.REGISTRY_AUTH_FAILURE_RATE.split('/')[0]} failed "
-            f"authentications per minute from one address",
-        )
-
-
-def count_auth_failure(request: Request) -> None:
-    _auth_failures(request, increment=True)
+    if usage is None or not usage["should_limit"]:
+        return None
+    return RateLimited(
+        retry_after=int(usage["time_left"]),
+        what=f"at most {settings.REGISTRY_AUTH_FAILURE_RATE.split('/')[0]} failed "
+        f"authentications per minute from one address",
+    )

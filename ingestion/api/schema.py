@@ -16,7 +16,8 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiRespo
 
 from ingestion.api import examples
 from ingestion.api.accepted import INGESTION_ID, INGESTION_STATUS_URL
-from ingestion.fhir.outcome import IssueCode
+from ingestion.fhir.outcome import IssueCode, operation_outcome, warning_issue
+from ingestion.fhir.plausibility import RULES
 
 SCHEME = "registryApiKey"
 FHIR_JSON = "application/fhir+json"
@@ -58,6 +59,20 @@ COMPONENTS: dict[str, dict[str, Any]] = {
                             "type": "array",
                             "items": {"type": "string"},
                             "description": "The element at fault, e.g. Bundle.resourceType.",
+                        },
+                        "details": {
+                            "type": "object",
+                            "description": "On a plausibility warning: the rule, as "
+                            "`coding[0].code` (" + ", ".join(f"`{r.code}`" for r in RULES) + ").",
+                            "properties": {
+                                "coding": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {"code": {"type": "string"}},
+                                    },
+                                }
+                            },
                         },
                         "extension": {
                             "type": "array",
@@ -102,7 +117,8 @@ COMPONENTS: dict[str, dict[str, Any]] = {
             "per practice; required), `meta.lastUpdated` or `timestamp` (ISO 8601 with offset; "
             "the stale-update guard), and in each course the Patients' `meta.profile` (roles "
             "and the IG version after `|`), Observations by LOINC code (birth weight 8339-4; "
-            "gestational age 11884-4, 18185-9, 49051-6; Apgar 9272-6, 9274-2, 9271-8), "
+            "gestational age 11884-4, 18185-9, 49051-6; Apgar 9272-6, 9274-2, 9271-8) with "
+            "their BFDR edit flags (`BypassEditFlag`, read for plausibility warnings), "
             "Practitioners, Encounter participants (`ATND` attends) and transfers "
             "(`hosp-trans`, `other-hcf`), and the first Consent."
         ),
@@ -111,7 +127,12 @@ COMPONENTS: dict[str, dict[str, Any]] = {
     },
     "AcceptedEntry": {
         "type": "object",
-        "description": "A record stored, amended or voided. An NVSS void message gives one entry "
+        "description": "A record stored, amended or voided. A stored course whose values are "
+        "implausible (NCHS edit ranges, birth weight for gestational age) is stored as sent "
+        "and its `operation_outcome` carries a `warning` (code `value`) per finding, naming the "
+        "rule (`details.coding[0].code`, and the diagnostics) and the element(s) "
+        "(`expression`); a value the sender marked with the BFDR edit flag as queried and "
+        "verified draws none. An NVSS void message gives one entry "
         "for its whole block: `voided_count` and `voided_records` say what it voided; when no "
         "record of the block is on file, `voided_count` is 0, `submission_uuid` is absent and "
         "`operation_outcome` carries a `warning` (`not-found`) saying so.",
@@ -227,6 +248,8 @@ COMPONENTS: dict[str, dict[str, Any]] = {
 
 EXAMPLE_BUNDLE: dict[str, Any] = examples.SINGLE_COURSE
 
+_WEIGHT_RANGE = next(rule for rule in RULES if rule.code == "birth-weight-range")
+
 EXAMPLE_RECEIPT = {
     "id": "0b6f1c52-8a1e-4d7e-9a55-3f1c2d7a9e10",
     "status": "completed",
@@ -247,6 +270,13 @@ EXAMPLE_RECEIPT = {
                 "external_record_id": "2026-000124",
                 "amended": True,
                 "version": 2,
+                "operation_outcome": operation_outcome(
+                    warning_issue(
+                        _WEIGHT_RANGE.code,
+                        _WEIGHT_RANGE.diagnostics,
+                        expression="Bundle.entry[1].resource.entry[3].resource.valueQuantity",
+                    )
+                ),
             },
         ],
         "rejected": [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import cast
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -20,7 +20,7 @@ from ingestion.api.accepted import accepted_outcome
 from ingestion.api.body import BodyTooLarge, is_chunked, read_chunked, spooled_body
 from ingestion.api.capability import api_base
 from ingestion.api.errors import FhirError
-from ingestion.api.ratelimit import enforce_auth_failure_limit, enforce_rate_limit, rate_counter
+from ingestion.api.ratelimit import enforce_rate_limit, rate_counter
 from ingestion.models import Ingestion
 from ingestion.progress import progress_headers
 from ingestion.receipt import pieces_async, receipt_stream
@@ -43,10 +43,6 @@ class RegistryApiView(APIView):
 
     def get_authenticators(self) -> list[ApiKeyAuthentication]:  # type: ignore[override]
         return [ApiKeyAuthentication(counter=rate_counter(self.rate_group))]
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        enforce_auth_failure_limit(request)  # before the key is even looked up
-        super().initial(request, *args, **kwargs)
 
     def practice(self, request: Request) -> Practice:
         """The key's practice (HasScope has let only requests with an ApiKey through)."""

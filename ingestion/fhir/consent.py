@@ -16,6 +16,7 @@ from .dates import parse_datetime
 # Provisions nest without limit in FHIR; a walk of this many nodes is far beyond any real
 # Consent, and stopping there keeps a hostile payload cheap. Stopping early counts as deny.
 _MAX_PROVISIONS = 10_000
+_DECIDED = ("active", "rejected")
 
 
 def consent_decision(consent: Mapping[str, Any] | None) -> tuple[bool, datetime | None]:
@@ -24,6 +25,13 @@ def consent_decision(consent: Mapping[str, Any] | None) -> tuple[bool, datetime 
         return False, None
     granted = consent.get("status") == "active" and not _denies(consent.get("provision"))
     return granted, parse_datetime(consent.get("dateTime"))
+
+
+def consent_decided(consent: Mapping[str, Any] | None) -> bool:
+    """Whether the first Consent states a decision: ``active`` (granted, or denied by a
+    provision) or ``rejected``. No Consent, or a draft, proposed, inactive or
+    entered-in-error one, is no decision (docs/decisions.md, "Data quality")."""
+    return consent is not None and consent.get("status") in _DECIDED
 
 
 def _denies(provision: object) -> bool:

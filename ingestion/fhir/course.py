@@ -15,31 +15,38 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+from datetime import date, datetime
+from typing import Any, NamedTuple
 
+from . import plausibility
 from .chart import read_chart_number
-from .consent import consent_decision
+from .consent import consent_decided, consent_decision
 from .dates import parse_datetime
 from .encounters import Attendance
 from .masking import (
     birth_time_key,
     birth_year,
     fingerprint,
+    mother_age_as_sent,
     mother_age_years,
     newborn_date,
     postal_prefix,
+    timeliness,
 )
 from .messages import Unwrapped, unwrap_message
 from .model import Child, CourseOfCare, Provider, Rejection, Result, Retraction, Sex
 from .observations import (
     Measure,
-    apgar_score,
-    birth_weight_grams,
-    gestational_age,
+    apgar_as_sent,
+    gestation_days_as_sent,
     measure_of,
+    plausible_apgar,
+    plausible_gestation,
+    plausible_weight,
+    weight_as_sent,
 )
 from .outcome import error_outcome, issue, operation_outcome
+from .plausibility import Reading
 from .practitioners import carries_attendant_marker, provider_from
 from .references import ReferenceIndex
 from .roles import PatientRole, patient_role
@@ -55,21 +62,24 @@ Resource = Mapping[str, Any]
 
 @dataclass(slots=True)
 class Contents:
-    """The resources of a document that the mapping reads, in document order."""
+    """The resources of a document that the mapping reads, in document order.
 
-    patients: list[tuple[Entry, Resource]] = field(default_factory=list)
-    observations: list[Resource] = field(default_factory=list)
+    Patients and Observations keep their entry's index: warnings name their elements.
+    """
+
+    patients: list[tuple[int, Entry, Resource]] = field(default_factory=list)
+    observations: list[tuple[int, Resource]] = field(default_factory=list)
     practitioners: list[tuple[Entry, Resource]] = field(default_factory=list)
     encounters: list[Resource] = field(default_factory=list)
     consent: Resource | None = None
     retracted: bool = False
 
-    def add(self, entry: Entry, resource: Resource) -> None:
+    def add(self, index: int, entry: Entry, resource: Resource) -> None:
         kind = resource.get("resourceType")
         if kind == "Observation":
-            self.observations.append(resource)
+            self.observations.append((index, resource))
         elif kind == "Patient":
-            self.patients.append((entry, resource))
+            self.patients.append((index, entry, resource))
         elif kind == "Practitioner":
             self.practitioners.append((entry, resource))
         elif kind == "Encounter":
@@ -86,10 +96,11 @@ class Cast:
 
     mothers: list[Resource] = field(default_factory=list)
     mother_entry: Entry | None = None
+    mother_index: int = 0
     children: list[tuple[Entry, Resource, PatientRole]] = field(default_factory=list)
     ig_version: str | None = None
 
-    def add(self, entry: Entry, patient: Resource) -> None:
+    def add(self, index: int, entry: Entry, patient: Resource) -> None:
         role, version = patient_role(patient)
         if role is None:
             return
@@ -97,7 +108,7 @@ class Cast:
             self.ig_version = version
         if role == "mother":
             self.mothers.append(patient)
-            self.mother_entry = entry
+            self.mother_entry, self.mother_index = entry, index
         else:
             self.children.append((entry, patient, role))
 
@@ -119,7 +130,14 @@ class Cast:
         ]
 
 
-def map_course(bundle: object, *, reference: str, path: str, fingerprint_key: bytes) -> Result:
+class Context(NamedTuple):
+    """What the mapping is told besides the Bundle: the practice's key, the day of receipt."""
+
+    fingerprint_key: bytes
+    received_on: date | None = None  # the day the registry first received it (timeliness)
+
+
+def map_course(bundle: object, *, reference: str, path: str, context: Context) -> Result:
     """Map a submitted Bundle (a document, or a message carrying one) at ``path``."""
     if as_dict(bundle).get("resourceType") != "Bundle":
         outcome = error_outcome(
@@ -130,21 +148,21 @@ def map_course(bundle: object, *, reference: str, path: str, fingerprint_key: by
         return Rejection(reference, outcome)
     document = as_dict(bundle)
     if document.get("type") != "message":
-        return map_document(document, reference, path, fingerprint_key)
+        return map_document(document, reference, path, context)
     if is_void_message(document):
         return read_void(document, reference, path)
     unwrapped = unwrap_message(document, path)
     if not isinstance(unwrapped, Unwrapped):
         return Rejection(reference, unwrapped)
     fallback = _stamp_field(document, path)
-    return map_document(unwrapped.document, reference, unwrapped.path, fingerprint_key, fallback)
+    return map_document(unwrapped.document, reference, unwrapped.path, context, fallback)
 
 
 def map_document(
     document: Resource,
     reference: str,
     path: str,
-    fingerprint_key: bytes,
+    context: Context,
     fallback_stamp: tuple[object, str] | None = None,
 ) -> Result:
     chart_number = read_chart_number(
@@ -156,24 +174,24 @@ def map_document(
             return Rejection(reference, operation_outcome(chart_number))
         return Retraction(reference, chart_number)
     cast = Cast()
-    for entry, patient in contents.patients:
-        cast.add(entry, patient)
+    for index, entry, patient in contents.patients:
+        cast.add(index, entry, patient)
     stamp = _read_stamp(_stamp_field(document, path) or fallback_stamp)
     issues = [found for found in (chart_number, stamp) if isinstance(found, dict)]
     issues += cast.issues(f"{path}.entry")
     if isinstance(chart_number, dict) or isinstance(stamp, dict) or issues:
         known = chart_number if isinstance(chart_number, str) else None
         return Rejection(reference, operation_outcome(*issues), external_record_id=known)
-    return _course(reference, chart_number, stamp, cast, contents, fingerprint_key)
+    return _course(Where(reference, path), chart_number, stamp, cast, contents, context)
 
 
 def _scan(document: Resource) -> Contents:
     contents = Contents()
-    for entry in as_list(document.get("entry")):
+    for index, entry in enumerate(as_list(document.get("entry"))):
         if isinstance(entry, dict):
             resource = entry.get("resource")
             if isinstance(resource, dict):
-                contents.add(entry, resource)
+                contents.add(index, entry, resource)
     return contents
 
 
@@ -201,36 +219,66 @@ def _read_stamp(found: tuple[object, str] | None) -> datetime | dict[str, Any] |
     )
 
 
+class Where(NamedTuple):
+    """Where the course sits: its receipt reference, and the FHIRPath of its document."""
+
+    reference: str
+    path: str
+
+
 def _course(
-    reference: str,
+    where: Where,
     chart_number: str,
     stamp: datetime | None,
     cast: Cast,
     contents: Contents,
-    fingerprint_key: bytes,
+    context: Context,
 ) -> CourseOfCare:
     mother = cast.mothers[0]
     births = [newborn_date(patient) for _, patient, _ in cast.children]
     first_birth = min((born for born in births if born is not None), default=None)
     providers, attendance = _attribution(contents)
     consent_granted, consent_datetime = consent_decision(contents.consent)
-    keyed = fingerprint(mother, first_birth, fingerprint_key)
+    keyed = fingerprint(mother, first_birth, context.fingerprint_key)
+    measured = _measured(cast, contents.observations)
+    keying = Keying(keyed, context.fingerprint_key)
+    mother_age = mother_age_as_sent(mother, first_birth)
     return CourseOfCare(
-        reference=reference,
+        reference=where.reference,
         external_record_id=chart_number,
         fingerprint=keyed,
-        children=_children(cast, contents.observations, Keying(keyed, fingerprint_key)),
+        children=tuple(
+            _child(position, patient, role, measured[position].fields, keying)
+            for position, (_, patient, role) in enumerate(cast.children)
+        ),
         consent_granted=consent_granted,
         ig_version=cast.ig_version,
         source_updated_at=stamp,
         consent_datetime=consent_datetime,
-        mother_age_years=mother_age_years(mother, first_birth),
+        mother_age_years=mother_age_years(mother_age),
         mother_postal_prefix=postal_prefix(mother),
         providers=providers,
         attended_by=tuple(attendance.attended_by),
         present=attendance.present_only(),
         transfers=tuple(attendance.transfers),
+        consent_decided=consent_decided(contents.consent),
+        warnings=_warnings(measured, cast, mother_age, where),
+        timeliness=timeliness(first_birth, context.received_on),
     )
+
+
+def _warnings(
+    measured: list[Measured], cast: Cast, mother_age: int | None, where: Where
+) -> tuple[dict[str, Any], ...]:
+    """The plausibility findings: the mother's age, then each child's measures."""
+    found = []
+    if mother_age is not None:
+        mother: Reading = (mother_age, cast.mother_index, "birthDate", cast.mothers[0])
+        found += plausibility.findings({plausibility.MOTHER_AGE: mother}, where.path)
+    for child in measured:
+        if child.readings:
+            found += plausibility.findings(child.readings, where.path)
+    return tuple(found)
 
 
 def _attribution(contents: Contents) -> tuple[tuple[Provider, ...], Attendance]:
@@ -264,7 +312,15 @@ class Keying:
     key: bytes
 
 
-def _children(cast: Cast, observations: list[Resource], keying: Keying) -> tuple[Child, ...]:
+@dataclass(slots=True)
+class Measured:
+    """A child's measures: the values kept (``fields``) and the first read of each as sent."""
+
+    fields: dict[str, int] = field(default_factory=dict)
+    readings: dict[str, Reading] = field(default_factory=dict)
+
+
+def _measured(cast: Cast, observations: list[tuple[int, Resource]]) -> list[Measured]:
     """Each child's measures from the Observations whose subject is that child.
 
     A gestational age whose subject is the mother (as some senders record "gestational age
@@ -276,38 +332,54 @@ def _children(cast: Cast, observations: list[Resource], keying: Keying) -> tuple
         index.add(entry, patient, position)
     if cast.mother_entry is not None and len(cast.mothers) == 1:
         index.add(cast.mother_entry, cast.mothers[0], _MOTHER)
-    measured: list[dict[str, int]] = [{} for _ in cast.children]
-    delivery: dict[str, int] = {}
-    for observation in observations:
+    measured = [Measured() for _ in cast.children]
+    delivery = Measured()
+    for entry_index, observation in observations:
         measure = measure_of(observation)
         if measure is None:
             continue
         subject = index.resolve(as_dict(observation.get("subject")).get("reference"))
         if subject == _MOTHER:
             if measure == "gestational_age":
-                _measure(delivery, measure, observation)
+                _measure(delivery, measure, observation, entry_index)
         elif subject is not None:
-            _measure(measured[subject], measure, observation)
-    for fields in measured:
-        if "gestational_age_weeks" not in fields:
-            fields.update(delivery)
-    return tuple(
-        _child(position, patient, role, measured[position], keying)
-        for position, (_, patient, role) in enumerate(cast.children)
-    )
+            _measure(measured[subject], measure, observation, entry_index)
+    for child in measured:
+        if "gestational_age_weeks" not in child.fields:
+            child.fields.update(delivery.fields)
+        for name, reading in delivery.readings.items():
+            child.readings.setdefault(name, reading)
+    return measured
 
 
-def _measure(fields: dict[str, int], measure: Measure, observation: Resource) -> None:
-    """Record one Observation's value unless the child already has a plausible one."""
+def _measure(child: Measured, measure: Measure, observation: Resource, entry: int) -> None:
+    """Read one Observation's value: the first read of each measure is checked by the rules,
+    and the first value within the kept windows is stored."""
+    fields, readings = child.fields, child.readings
     if measure == "gestational_age":
-        age = None if "gestational_age_weeks" in fields else gestational_age(observation)
+        days = gestation_days_as_sent(observation)
+        if days is None:
+            return
+        if plausibility.GESTATIONAL_AGE not in readings:
+            weeks = days // 7  # the rules read completed weeks
+            readings[plausibility.GESTATIONAL_AGE] = (weeks, entry, "valueQuantity", observation)
+        age = None if "gestational_age_weeks" in fields else plausible_gestation(days)
         if age is not None:
             fields["gestational_age_weeks"], fields["gestational_age_days"] = age
-    elif measure not in fields:
-        reader = birth_weight_grams if measure == "birth_weight_grams" else apgar_score
-        value = reader(observation)
-        if value is not None:
-            fields[measure] = value
+        return
+    if measure == "birth_weight_grams":
+        value, element = weight_as_sent(observation), "valueQuantity"
+        kept = plausible_weight(value)
+    else:
+        sent = apgar_as_sent(observation)
+        value, element = sent if sent is not None else (None, "")
+        kept = plausible_apgar(value)
+    if value is None:
+        return
+    if measure not in readings:
+        readings[measure] = (value, entry, element, observation)
+    if kept is not None and measure not in fields:
+        fields[measure] = kept
 
 
 def _child(

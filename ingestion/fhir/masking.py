@@ -2,9 +2,9 @@
 
 Names, full birth dates, birth times and postal codes are read here and nowhere else. What
 leaves this module is already masked: a keyed fingerprint (hex), a birth year, the mother's
-age in whole years, a three-character postal prefix, and a newborn's birth date that the
-caller passes straight back into :func:`fingerprint` and :func:`mother_age_years` and never
-stores.
+age in whole years, a three-character postal prefix, the bucket of days from the birth to its
+receipt, and a newborn's birth date that the caller passes straight back into
+:func:`fingerprint`, :func:`mother_age_as_sent` and :func:`timeliness` and never stores.
 
 Fingerprint (docs/decisions.md): HMAC-SHA256 under the practice key over
 ``family 0x1F given 0x1F YYYY-MM-DD``, where the name is the mother's ``official`` name
@@ -32,6 +32,7 @@ from functools import lru_cache
 from typing import Any
 
 from .dates import parse_date, parse_datetime
+from .model import Timeliness
 from .values import as_dict, as_list, dicts
 
 _FINGERPRINT_CONTEXT = b"registry-fingerprint/v1/practice/"
@@ -40,6 +41,7 @@ _BIRTH_TIME_CONTEXT = "birth-time"  # not a folded name (letters only), so never
 _SEPARATOR = "\x1f"  # keeps "ab"+"c" and "a"+"bc" apart
 _NAME_LIMIT = 1000  # characters per name part; longer parts are junk, not names
 _YOUNGEST_MOTHER, _OLDEST_MOTHER = 5, 80
+_PROMPT_DAYS, _TIMELY_DAYS = 5, 10  # the timeliness buckets' bounds, in days after the birth
 
 
 def practice_fingerprint_key(master_key: bytes, practice_id: int) -> bytes:
@@ -108,17 +110,41 @@ def _birth_time(patient: Mapping[str, Any]) -> datetime | None:
     return None
 
 
-def mother_age_years(mother: Mapping[str, Any], first_birth: date | None) -> int | None:
-    """Whole years from the mother's birth date to the birth; None when absurd or unknown."""
+def mother_age_years(age_as_sent: int | None) -> int | None:
+    """The mother's age as stored: whole years at the birth; None when absurd or unknown."""
+    if age_as_sent is None or not _YOUNGEST_MOTHER <= age_as_sent <= _OLDEST_MOTHER:
+        return None
+    return age_as_sent
+
+
+def mother_age_as_sent(mother: Mapping[str, Any], first_birth: date | None) -> int | None:
+    """Whole years from the mother's birth date to the birth, however implausible."""
     born = parse_date(mother.get("birthDate"))
     if born is None or first_birth is None:
         return None
-    age = (
+    return (
         first_birth.year
         - born.year
         - ((first_birth.month, first_birth.day) < (born.month, born.day))
     )
-    return age if _YOUNGEST_MOTHER <= age <= _OLDEST_MOTHER else None
+
+
+def timeliness(first_birth: date | None, received_on: date | None) -> Timeliness | None:
+    """How many days after the birth the registry first received the course, as a bucket.
+
+    Only the bucket leaves this module (docs/decisions.md, "Data quality"): the delay in days
+    with the day of receipt would give the birth date back. A birth dated one day after the
+    day of receipt is time zones (a local birth date, a UTC day of receipt) and counts as no
+    delay; a later birth date is no delay at all (None).
+    """
+    if first_birth is None or received_on is None:
+        return None
+    days = (received_on - first_birth).days
+    if days < -1:
+        return None
+    if days <= _PROMPT_DAYS:
+        return "days_0_5"
+    return "days_6_10" if days <= _TIMELY_DAYS else "days_over_10"
 
 
 def postal_prefix(mother: Mapping[str, Any]) -> str | None:

@@ -16,6 +16,8 @@ Sex = Literal["female", "male", "other", "unknown"]
 ChildOutcome = Literal["live_birth", "fetal_death"]
 ProviderRole = Literal["midwife", "doula", "nurse", "assistant", "other"]
 TransferKind = Literal["maternal_transfer_in", "infant_transfer_out"]
+# Days from the (earliest) birth to the day the registry first received the course.
+Timeliness = Literal["days_0_5", "days_6_10", "days_over_10"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +63,12 @@ class CourseOfCare:
     attended_by: tuple[str, ...] = ()  # Provider.stable_id values
     present: tuple[str, ...] = ()  # Provider.stable_id values
     transfers: tuple[TransferKind, ...] = ()
+    consent_decided: bool = False  # a Consent stating a decision was sent (consent.py)
+    # Data quality: the plausibility findings (OperationOutcome issues, severity warning;
+    # ingestion.fhir.plausibility) and the timeliness bucket (None: no birth date, or no
+    # day of receipt given to the mapping).
+    warnings: tuple[dict[str, Any], ...] = ()
+    timeliness: Timeliness | None = None
 
 
 @dataclass(frozen=True, slots=True)

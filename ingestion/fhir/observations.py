@@ -2,13 +2,18 @@
 
 Observations are recognised by code alone (with or without ``meta.profile``): several
 senders omit the profile. A value that is missing (BFDR sends a data-absent extension
-instead), not a number, a boolean, NaN, or implausible is dropped, never stored. When a
-child has several Observations of one kind, the first plausible value wins.
+instead), not a number, a boolean, NaN, or outside what the registry keeps (weight 1 to
+9,999 g, gestation 1 to 50 weeks, Apgar 0 to 10) is dropped, never stored. When a child has
+several Observations of one kind, the first value kept wins. Within those windows a value is
+stored as sent, however unusual: the plausibility rules warn about it instead.
 
 Units: weight ``g``, ``kg``, ``[lb_av]``, ``[oz_av]`` (UCUM ``code`` first, then the
 human ``unit``; a quantity with neither is taken as grams, as the spec says weight is sent
 in grams); gestational age ``wk`` or ``d`` (no unit: dropped, since weeks and days are
 equally likely); Apgar from ``valueQuantity.value`` or ``valueInteger``, whole numbers only.
+
+The plausibility rules (:mod:`ingestion.fhir.plausibility`) read the values as sent
+(``*_as_sent``), before the windows drop anything, so a dropped value still draws its warning.
 """
 
 from __future__ import annotations
@@ -64,33 +69,64 @@ def measure_of(observation: Mapping[str, Any]) -> Measure | None:
 
 
 def birth_weight_grams(observation: Mapping[str, Any]) -> int | None:
+    return plausible_weight(weight_as_sent(observation))
+
+
+def gestational_age(observation: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(whole weeks, days 0..6)."""
+    return plausible_gestation(gestation_days_as_sent(observation))
+
+
+def apgar_score(observation: Mapping[str, Any]) -> int | None:
+    sent = apgar_as_sent(observation)
+    return plausible_apgar(sent[0] if sent is not None else None)
+
+
+# --- Values as sent (what the plausibility rules read), and the windows kept ----------------
+
+
+def weight_as_sent(observation: Mapping[str, Any]) -> int | None:
+    """Whole grams of ``valueQuantity`` in a known unit, however implausible."""
     quantity = as_dict(observation.get("valueQuantity"))
     value = finite_number(quantity.get("value"))
     factor = _unit_factor(quantity, _GRAMS_PER_UNIT, default=1.0)
     if value is None or factor is None:
         return None
-    grams = _half_up(value * factor)
-    return grams if _WEIGHT_GRAMS[0] <= grams <= _WEIGHT_GRAMS[1] else None
+    return _half_up(value * factor)
 
 
-def gestational_age(observation: Mapping[str, Any]) -> tuple[int, int] | None:
-    """(whole weeks, days 0..6)."""
+def gestation_days_as_sent(observation: Mapping[str, Any]) -> int | None:
+    """Whole days of ``valueQuantity`` in weeks or days, however implausible."""
     quantity = as_dict(observation.get("valueQuantity"))
     value = finite_number(quantity.get("value"))
     factor = _unit_factor(quantity, _DAYS_PER_UNIT, default=None)
     if value is None or factor is None:
         return None
-    days = _half_up(value * factor)
-    if not _GESTATION_DAYS[0] <= days <= _GESTATION_DAYS[1]:
+    return _half_up(value * factor)
+
+
+def apgar_as_sent(observation: Mapping[str, Any]) -> tuple[int, str] | None:
+    """(score, the element holding it: ``valueInteger`` or ``valueQuantity``), when whole."""
+    element = "valueInteger"
+    value = observation.get(element)
+    if value is None:
+        element = "valueQuantity"
+        value = as_dict(observation.get(element)).get("value")
+    score = whole_number(value)
+    return (score, element) if score is not None else None
+
+
+def plausible_weight(grams: int | None) -> int | None:
+    return grams if grams is not None and _WEIGHT_GRAMS[0] <= grams <= _WEIGHT_GRAMS[1] else None
+
+
+def plausible_gestation(days: int | None) -> tuple[int, int] | None:
+    if days is None or not _GESTATION_DAYS[0] <= days <= _GESTATION_DAYS[1]:
         return None
     return divmod(days, 7)
 
 
-def apgar_score(observation: Mapping[str, Any]) -> int | None:
-    value = observation.get("valueInteger")
-    if value is None:
-        value = as_dict(observation.get("valueQuantity")).get("value")
-    score = whole_number(value)
+def plausible_apgar(score: int | None) -> int | None:
     return score if score is not None and _APGAR[0] <= score <= _APGAR[1] else None
 
 

@@ -50,6 +50,13 @@ def issue(
     return entry
 
 
+def warning_issue(rule: str, diagnostics: str, *, expression: str | list[str]) -> dict[str, Any]:
+    """A plausibility finding: a ``warning`` (code ``value``) naming its rule in ``details``."""
+    entry = issue("value", diagnostics, expression=expression, severity="warning")
+    entry["details"] = {"coding": [{"code": rule}]}
+    return entry
+
+
 def operation_outcome(*issues: dict[str, Any]) -> dict[str, Any]:
     return {"resourceType": "OperationOutcome", "issue": list(issues)}
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from registry.models import Provider
+from registry.statistics import quality
 from registry.statistics.benchmarks import FIGURES, FIGURES_BY_NAME, TREND_FIGURES, UNRELIABLE_BELOW
 from registry.statistics.selectors import RATES
 
@@ -78,6 +79,85 @@ def trend_charts(compared: dict[str, Any]) -> list[Chart]:
             title = f"{FIGURES_BY_NAME[name].label} · {_role_label(role)}"
             charts.append(Chart(f"{role}-{name}", title, _description(name), _pct(scale), rows))
     return charts
+
+
+@dataclass(frozen=True)
+class Glance:
+    """A data-quality tile: the practice's headline figure in words, and the registry's."""
+
+    label: str
+    value: str
+    note: str
+    registry: str
+
+
+def data_quality_charts(shaped: dict[str, Any]) -> list[Chart]:
+    """A chart per part of ``data_quality``: a row per figure, the practice over the registry.
+
+    Completeness and timeliness are read against a full bar of 100%; the share of records
+    with a warning is small, so its bar scales to it as the benchmarks' do.
+    """
+    charts = []
+    for section in quality.SECTIONS:
+        figures = [(f, _sides(shaped, section, f.name)) for f in section.figures]
+        scale = 1.0 if section.higher_is_better else _scale([sides for _, sides in figures])
+        rows = [Row(figure.label, *_bars(sides, scale)) for figure, sides in figures]
+        charts.append(
+            Chart(section.key, section.label, QUALITY_DESCRIPTIONS[section.key], _pct(scale), rows)
+        )
+    return charts
+
+
+def data_quality_glance(shaped: dict[str, Any]) -> list[Glance]:
+    """Three tiles: the least complete item, the share with a warning, the share on time."""
+    completeness = shaped[quality.COMPLETENESS.key]
+    known = [
+        f
+        for f in quality.COMPLETENESS.figures
+        if completeness[f.name]["practice"]["rate"] is not None
+    ]
+    tiles = []
+    if known:
+        weakest = min(known, key=lambda f: completeness[f.name]["practice"]["rate"])
+        sides = completeness[weakest.name]
+        tiles.append(
+            Glance("Least complete", _rate(sides["practice"]), weakest.label, _registry(sides))
+        )
+    warned = shaped[quality.PLAUSIBILITY.key]
+    tiles.append(
+        Glance("Drew a warning", _rate(warned["practice"]), "of records", _registry(warned))
+    )
+    prompt = shaped[quality.TIMELINESS.key]["within_5_days"]
+    tiles.append(
+        Glance(
+            "Received within 5 days", _rate(prompt["practice"]), "of the birth", _registry(prompt)
+        )
+    )
+    return tiles
+
+
+QUALITY_DESCRIPTIONS = {
+    "completeness": "Live-born children whose record has each item; a full bar is 100%.",
+    "plausibility": "Records whose current version drew a plausibility warning: lower is better.",
+    "timeliness": "Records first received within 5 and within 10 days of the birth, out of "
+    "those whose birth date is known; a full bar is 100%.",
+}
+
+
+def _sides(shaped: dict[str, Any], section: quality.Section, name: str) -> dict[str, Any]:
+    found = shaped[section.key]
+    return found if section is quality.PLAUSIBILITY else found[name]
+
+
+def _rate(side: dict[str, Any]) -> str:
+    return "no data" if side.get("rate") is None else f"{side['rate']:.1%}"
+
+
+def _registry(sides: dict[str, Any]) -> str:
+    registry = sides["registry"]
+    if "suppressed" in registry:
+        return "Registry: not shown"
+    return f"Registry: {_rate(registry)}"
 
 
 def _has_data(point: dict[str, Any]) -> bool:

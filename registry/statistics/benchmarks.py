@@ -92,20 +92,24 @@ def benchmarks(
     years: Iterable[int],
     contributors: Mapping[tuple[str, str], int],
     roles: Iterable[str],
+    figures: Iterable[Figure] = FIGURES,
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """``benchmarks.<role>.<figure>``: the practice's figure and the registry's (or why not).
 
     ``years`` are the birth-year cells of the range asked for; ``contributors`` the number
-    of other practices with a non-zero (group, count) over the whole range.
+    of other practices with a non-zero (group, count) over the whole range. ``figures``:
+    the attendant-type benchmarks by default; the data-quality figures
+    (:mod:`registry.statistics.quality`) go through the same rules.
     """
     years = sorted(set(years))
+    figures = list(figures)
     return {
         role: {
             figure.name: {
                 "practice": _practice_side(cells, years, figure, role),
                 "registry": _registry_side(cells, years, figure, role, contributors),
             }
-            for figure in FIGURES
+            for figure in figures
         }
         for role in roles
     }

@@ -25,7 +25,15 @@ from django.db import connection, transaction
 from django.db.models import Q
 
 from registry.locks import lock_practice
-from registry.models import COUNT_FIELDS, Attendance, BirthCount, Child, Provider, Record
+from registry.models import (
+    COUNT_FIELDS,
+    Attendance,
+    BirthCount,
+    Child,
+    Provider,
+    Record,
+    Timeliness,
+)
 
 # Spec 2.3: role "other" is excluded from attendant-type benchmarks.
 ATTENDANT_ROLES: list[str] = [
@@ -43,6 +51,8 @@ UNKNOWN_YEAR = 0
 LOW_BIRTH_WEIGHT_GRAMS = 2500
 PRETERM_WEEKS = 37
 LOW_APGAR = 7
+WITHIN_5_DAYS = [Timeliness.DAYS_0_5.value]
+WITHIN_10_DAYS = [Timeliness.DAYS_0_5.value, Timeliness.DAYS_6_10.value]
 
 Cell = tuple[int, str]  # (birth year or 0, group)
 Counts = tuple[int, ...]  # in COUNT_FIELDS order
@@ -67,6 +77,10 @@ class Facts:
     consent_granted: bool
     children: tuple[ChildFacts, ...] = ()
     roles: frozenset[str] = frozenset()  # benchmarked roles of those who attended
+    attended: bool = False  # someone attended, whatever their role ("other" too)
+    consent_decided: bool = False
+    drew_warning: bool = False
+    timeliness: str | None = None
 
 
 def contribution(facts: Facts) -> Tally:
@@ -99,6 +113,12 @@ def _record_counts(facts: Facts) -> Counts:
         "known_gestational_age": len(weeks),
         "apgar5_below_7": sum(a < LOW_APGAR for a in apgars),
         "known_apgar5": len(apgars),
+        "live_births_attended": len(live) if facts.attended else 0,
+        "live_births_consent_decided": len(live) if facts.consent_decided else 0,
+        "with_warning": int(facts.drew_warning),
+        "timeliness_known": int(facts.timeliness is not None),
+        "received_within_5_days": int(facts.timeliness in WITHIN_5_DAYS),
+        "received_within_10_days": int(facts.timeliness in WITHIN_10_DAYS),
     }
     return tuple(by_name[name] for name in COUNT_FIELDS)
 
@@ -127,27 +147,21 @@ def year_cells(year_from: int | None, year_to: int | None) -> Q:
 
 
 def record_facts(
-    *,
-    birth_year: int | None,
-    voided: bool,
-    suspected_duplicate: bool,
-    consent_granted: bool,
-    children: Iterable[Any],
-    roles: Iterable[str],
+    *, record: Mapping[str, Any], children: Iterable[Any], roles: Iterable[str]
 ) -> Facts:
     """A record's facts, from its stored rows or from the values just written for it.
 
-    The one place facts are built: ``children`` are stored rows or a course's children (the
-    same attribute names as :class:`Child`'s columns), ``roles`` the roles of those who
-    attended. A voided record contributes nothing, so its children are not read.
+    The one place facts are built: ``record`` holds the record's own values (by the names
+    of ``RECORD_FACTS``), ``children`` are stored rows or a course's children (the same
+    attribute names as :class:`Child`'s columns), ``roles`` the role of each who attended
+    ("other" too). A voided record contributes nothing, so its children are not read.
     """
+    attended = set(roles)
     return Facts(
-        birth_year=birth_year,
-        voided=voided,
-        suspected_duplicate=suspected_duplicate,
-        consent_granted=consent_granted,
-        children=() if voided else tuple(_child_facts(child) for child in children),
-        roles=frozenset(role for role in roles if role in ATTENDANT_ROLES),
+        **{name: record[name] for name in RECORD_FACTS},
+        children=() if record["voided"] else tuple(_child_facts(child) for child in children),
+        roles=frozenset(attended) & BENCHMARKED,
+        attended=bool(attended),
     )
 
 
@@ -163,33 +177,37 @@ def facts_load(record_ids: Iterable[UUID]) -> dict[UUID, Facts]:
     ids = list(record_ids)
     if not ids:
         return {}
-    rows = Record.objects.filter(id__in=ids).values_list(
-        "id", "birth_year", "voided", "suspected_duplicate", "consent_granted"
-    )
-    records = {row[0]: row[1:] for row in rows}
-    live = [record_id for record_id, row in records.items() if not row[1]]
+    rows = Record.objects.filter(id__in=ids).values_list("id", *RECORD_FACTS)
+    records = {row[0]: dict(zip(RECORD_FACTS, row[1:], strict=True)) for row in rows}
+    live = [record_id for record_id, row in records.items() if not row["voided"]]
     children: dict[UUID, list[Any]] = defaultdict(list)
-    roles: dict[UUID, set[str]] = defaultdict(set)
+    roles: dict[UUID, set[str]] = defaultdict(set)  # every role that attended, "other" too
     if live:
         for child in Child.objects.filter(record_id__in=live).values_list(
             "record_id", *CHILD_FACTS, named=True
         ):
             children[child.record_id].append(child)
         for record_id, role in Attendance.objects.filter(
-            record_id__in=live, kind=Attendance.Kind.ATTENDED, role__in=ATTENDANT_ROLES
+            record_id__in=live, kind=Attendance.Kind.ATTENDED
         ).values_list("record_id", "role"):
             roles[record_id].add(role)
     return {
-        record_id: record_facts(
-            birth_year=year,
-            voided=voided,
-            suspected_duplicate=flagged,
-            consent_granted=consent,
-            children=children[record_id],
-            roles=roles[record_id],
-        )
-        for record_id, (year, voided, flagged, consent) in records.items()
+        record_id: record_facts(record=row, children=children[record_id], roles=roles[record_id])
+        for record_id, row in records.items()
     }
+
+
+# The record's own columns a Facts holds, by name.
+RECORD_FACTS = [
+    "birth_year",
+    "voided",
+    "suspected_duplicate",
+    "consent_granted",
+    "consent_decided",
+    "drew_warning",
+    "timeliness",
+]
+BENCHMARKED = frozenset(ATTENDANT_ROLES)
 
 
 @contextmanager
@@ -245,15 +263,31 @@ def counts_write(*, practice_id: int, tally: Mapping[Cell, Counts]) -> None:
 
 # --- Recount ------------------------------------------------------------------------------------
 
+
+def _sql_list(values: Iterable[str]) -> str:
+    """Constants of this module as an SQL list of literals (never a submitted value)."""
+    return ", ".join(f"'{value}'" for value in values)
+
+
 # Every count from the records themselves, per practice, birth year and group: the same
 # definitions as contribution(). %(practice)s limits it to one practice (NULL: all).
 RECOUNT_SQL = f"""
 WITH live AS (
     SELECT id, practice_id, COALESCE(birth_year, 0) AS birth_year,
            CASE WHEN suspected_duplicate THEN 1 ELSE 0 END AS flagged,
-           CASE WHEN consent_granted THEN 1 ELSE 0 END AS consent
+           CASE WHEN consent_granted THEN 1 ELSE 0 END AS consent,
+           CASE WHEN consent_decided THEN 1 ELSE 0 END AS decided,
+           CASE WHEN drew_warning THEN 1 ELSE 0 END AS warned,
+           CASE WHEN timeliness IS NOT NULL THEN 1 ELSE 0 END AS timely_known,
+           CASE WHEN timeliness IN ({_sql_list(WITHIN_5_DAYS)}) THEN 1 ELSE 0 END AS within_5,
+           CASE WHEN timeliness IN ({_sql_list(WITHIN_10_DAYS)}) THEN 1 ELSE 0 END AS within_10
     FROM registry_record
     WHERE NOT voided AND (%(practice)s IS NULL OR practice_id = %(practice)s)
+),
+attended AS (
+    SELECT DISTINCT a.record_id
+    FROM registry_attendance a JOIN live ON live.id = a.record_id
+    WHERE a.kind = 'attended'
 ),
 kids AS (
     SELECT c.record_id,
@@ -281,17 +315,21 @@ groups AS (
     UNION ALL
     SELECT DISTINCT a.record_id, a.role
     FROM registry_attendance a JOIN live ON live.id = a.record_id
-    WHERE a.kind = 'attended' AND a.role IN ({", ".join(f"'{r}'" for r in ATTENDANT_ROLES)})
+    WHERE a.kind = 'attended' AND a.role IN ({_sql_list(ATTENDANT_ROLES)})
 )
 SELECT live.practice_id, live.birth_year, groups.grp,
     COUNT(*), SUM(live.flagged), SUM(live.consent),
     COALESCE(SUM(kids.live_births), 0), COALESCE(SUM(kids.fetal_deaths), 0),
     COALESCE(SUM(kids.low_birth_weight), 0), COALESCE(SUM(kids.known_birth_weight), 0),
     COALESCE(SUM(kids.preterm), 0), COALESCE(SUM(kids.known_gestational_age), 0),
-    COALESCE(SUM(kids.apgar5_below_7), 0), COALESCE(SUM(kids.known_apgar5), 0)
+    COALESCE(SUM(kids.apgar5_below_7), 0), COALESCE(SUM(kids.known_apgar5), 0),
+    COALESCE(SUM(CASE WHEN attended.record_id IS NOT NULL THEN kids.live_births END), 0),
+    COALESCE(SUM(kids.live_births * live.decided), 0),
+    SUM(live.warned), SUM(live.timely_known), SUM(live.within_5), SUM(live.within_10)
 FROM live
 JOIN groups ON groups.record_id = live.id
 LEFT JOIN kids ON kids.record_id = live.id
+LEFT JOIN attended ON attended.record_id = live.id
 GROUP BY live.practice_id, live.birth_year, groups.grp
 """  # noqa: S608 (constants only; the practice is a parameter)
 

@@ -12,7 +12,8 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet, Sum
 
 from registry.models import COUNT_FIELDS, BirthCount, Practice
-from registry.statistics.benchmarks import FIGURES, Cell, benchmarks, trend
+from registry.statistics import quality
+from registry.statistics.benchmarks import FIGURES, Cell, Figure, benchmarks, trend
 from registry.statistics.counts import ALL, ATTENDANT_ROLES, year_cells
 
 # --- Statistics --------------------------------------------------------------------------------
@@ -95,7 +96,8 @@ def stats_for_practice(
         "definitions": {
             rate.name: {"numerator": rate.numerator_is, "denominator": rate.denominator_is}
             for rate in RATES
-        },
+        }
+        | quality.definitions(),
     }
 
 
@@ -120,33 +122,45 @@ def _figures(counts: dict[str, int]) -> dict[str, Any]:
 
 # --- Benchmarks --------------------------------------------------------------------------------
 
-# The counts the benchmarked figures divide (registry.benchmarks.FIGURES).
-BENCHMARK_COUNTS: list[str] = sorted(
-    {name for figure in FIGURES for name in (figure.numerator, figure.denominator)}
-)
+
+def _counts_of(figures: list[Figure]) -> set[str]:
+    return {name for figure in figures for name in (figure.numerator, figure.denominator)}
+
+
+# The counts the benchmarked figures divide (registry.statistics.benchmarks.FIGURES), and
+# the data-quality figures (registry.statistics.quality.FIGURES), read in the same queries.
+# The data-quality figures are of all births only: their own counts are summed for the
+# group "all" alone, which keeps the two queries about as quick as without them.
+BENCHMARK_COUNTS: list[str] = sorted(_counts_of(FIGURES) | _counts_of(quality.FIGURES))
+_ALL_ONLY = _counts_of(quality.FIGURES) - _counts_of(FIGURES)
+
+
+def _in_scope(name: str) -> Q:
+    """The rows a count is summed over: every group, or "all" for a data-quality count."""
+    return Q(group=ALL) if name in _ALL_ONLY else Q()
 
 
 def benchmarks_for_practice(
     *, practice: Practice, year_from: int | None = None, year_to: int | None = None
 ) -> dict[str, Any]:
-    """``benchmarks`` and ``trend``: the practice beside the whole registry, per role.
+    """``benchmarks``, ``trend`` and ``data_quality``: the practice beside the whole registry.
 
     Two queries over the kept counts (a few rows per practice, birth year and group): the
     cells of the range with the viewer's and the other practices' counts, and how many
     other practices contribute over the whole range. What may be shown is decided by the
-    pure rules of :mod:`registry.benchmarks`.
+    pure rules of :mod:`registry.statistics.benchmarks`, for the attendant-type benchmarks
+    and the data-quality figures alike (:mod:`registry.statistics.quality`).
     """
     rows = BirthCount.objects.filter(year_cells(year_from, year_to))
     cells = _benchmark_cells(rows, practice)
     years = {year for _, year in cells}
+    contributors = _contributors(rows.exclude(practice=practice))
     return {
         "benchmarks": benchmarks(
-            cells=cells,
-            years=years,
-            contributors=_contributors(rows.exclude(practice=practice)),
-            roles=ATTENDANT_ROLES,
+            cells=cells, years=years, contributors=contributors, roles=ATTENDANT_ROLES
         ),
         "trend": trend(cells=cells, years=years, roles=ATTENDANT_ROLES),
+        "data_quality": quality.data_quality(cells=cells, years=years, contributors=contributors),
     }
 
 
@@ -154,9 +168,10 @@ def _benchmark_cells(rows: QuerySet[BirthCount], practice: Practice) -> dict[tup
     own, others = Q(practice=practice), ~Q(practice=practice)
     sums: dict[str, Any] = {}
     for name in BENCHMARK_COUNTS:
-        sums[f"own__{name}"] = Sum(name, filter=own, default=0)
-        sums[f"others__{name}"] = Sum(name, filter=others, default=0)
-        sums[f"contributors__{name}"] = Count("id", filter=others & Q(**{f"{name}__gt": 0}))
+        scope = _in_scope(name)
+        sums[f"own__{name}"] = Sum(name, filter=own & scope, default=0)
+        sums[f"others__{name}"] = Sum(name, filter=others & scope, default=0)
+        sums[f"contributors__{name}"] = Count("id", filter=others & scope & Q(**{f"{name}__gt": 0}))
     cells = {}
     for row in rows.values("group", "birth_year").annotate(**sums):
         parts: dict[str, dict[str, int]] = {"own": {}, "others": {}, "contributors": {}}
@@ -172,7 +187,7 @@ def _benchmark_cells(rows: QuerySet[BirthCount], practice: Practice) -> dict[tup
 def _contributors(rows: QuerySet[BirthCount]) -> dict[tuple[str, str], int]:
     """(group, count) -> how many of these practices have a non-zero count in the range."""
     counts = {
-        name: Count("practice", distinct=True, filter=Q(**{f"{name}__gt": 0}))
+        name: Count("practice", distinct=True, filter=_in_scope(name) & Q(**{f"{name}__gt": 0}))
         for name in BENCHMARK_COUNTS
     }
     result: dict[tuple[str, str], int] = {}

@@ -28,8 +28,14 @@ from registry.settings_area import (
     member_view,
     settings_context,
 )
-from registry.statistics.benchmark_charts import benchmark_charts, trend_charts
+from registry.statistics.benchmark_charts import (
+    benchmark_charts,
+    data_quality_charts,
+    data_quality_glance,
+    trend_charts,
+)
 from registry.statistics.charts import BarChart, BarRow, count_bar, is_unreliable, rate_bar
+from registry.statistics.quality import data_quality_rows
 from registry.statistics.selectors import (
     ATTENDANT_ROLES,
     RATES,
@@ -77,6 +83,8 @@ def statistics_page(request: HttpRequest, membership: Membership) -> HttpRespons
     context |= {
         "benchmark_charts": benchmark_charts(compared),
         "trend_charts": trend_charts(compared),
+        "quality_charts": data_quality_charts(compared["data_quality"]),
+        "quality_glance": data_quality_glance(compared["data_quality"]),
         "stats": stats,
         "headline": _headline(stats),
         "rate_charts": [_rate_chart(stats, rate) for rate in RATES],
@@ -159,7 +167,7 @@ def statistics_csv(request: HttpRequest, membership: Membership) -> HttpResponse
         for row in _csv_rows(figures):
             writer.writerow([*head, group, *row, "practice", "", "", "", ""])
     compared = benchmarks_for_practice(practice=membership.practice, **form.years())
-    for row in benchmark_csv_rows(compared):
+    for row in benchmark_csv_rows(compared) + data_quality_csv_rows(compared):
         writer.writerow([*head, *row])
     return response
 
@@ -196,6 +204,15 @@ def benchmark_csv_rows(compared: dict[str, Any]) -> list[list[Any]]:
                     cells = _side_cells(source, point["year"], point[source])
                     rows.append([role, f"trend.{name}", *cells])
     return rows
+
+
+def data_quality_csv_rows(compared: dict[str, Any]) -> list[list[Any]]:
+    """``data_quality.<path>`` rows (group ``all``), the practice's then the registry's."""
+    return [
+        ["all", path, *_side_cells(source, "", side)]
+        for path, sides in data_quality_rows(compared["data_quality"])
+        for source, side in sides.items()
+    ]
 
 
 def _side_cells(source: str, year: int | str, side: dict[str, Any]) -> list[Any]:

@@ -80,6 +80,20 @@ def test_it_carries_a_realistic_example_bundle_and_receipt(document):
     }
 
 
+def test_the_example_receipt_shows_an_accepted_entry_with_a_plausibility_warning(document):
+    status = document["paths"][STATUS]["get"]
+    receipt = next(
+        iter(status["responses"]["200"]["content"]["application/json"]["examples"].values())
+    )
+    warned = [e for e in receipt["value"]["outcome"]["accepted"] if "operation_outcome" in e]
+    (issue,) = warned[0]["operation_outcome"]["issue"]
+    assert (issue["severity"], issue["code"]) == ("warning", "value")
+    assert issue["details"]["coding"][0]["code"] == "birth-weight-range"
+    assert issue["expression"][0].endswith(".valueQuantity")
+    accepted = document["components"]["schemas"]["AcceptedEntry"]["description"]
+    assert "queried and verified" in accepted
+
+
 def test_the_example_bundle_is_accepted_and_maps_to_a_course_of_care():
     from ingestion.api.schema import EXAMPLE_BUNDLE
     from ingestion.fhir import CourseOfCare, map_single, practice_fingerprint_key

@@ -27,10 +27,17 @@ from registry.statistics.benchmarks import (
     benchmarks,
     trend,
 )
+from registry.statistics.quality import FIGURES as QUALITY_FIGURES
 
 ROLES = ["midwife", "doula", "nurse", "assistant"]
 GROUPS = [ALL, *ROLES]
 COUNTS = sorted({name for f in FIGURES for name in (f.numerator, f.denominator)})
+# The data-quality figures (of all births) are shown beside the benchmarks: their own counts
+# exist for the group "all" only (as the selectors read them).
+QUALITY_COUNTS = sorted(
+    {name for f in QUALITY_FIGURES for name in (f.numerator, f.denominator)} - set(COUNTS)
+)
+SERIES = [(g, c) for g in GROUPS for c in COUNTS] + [(ALL, c) for c in QUALITY_COUNTS]
 KNOWN_YEARS = [2019, 2020, 2021, 2022]
 YEARS = [UNKNOWN_YEAR, *KNOWN_YEARS]
 VIEWER = 0
@@ -45,10 +52,11 @@ def random_registry(rng: random.Random) -> dict[tuple[int, str, int, str], int]:
             for year in YEARS:
                 if rng.random() < 0.35:
                     continue
-                for count in COUNTS:
-                    data[(practice, group, year, count)] = rng.choice(
-                        [0, 0, 1, 2, 4, 8, 11, 15, 30, 60]
-                    )
+                for series_group, count in SERIES:
+                    if series_group == group:
+                        data[(practice, group, year, count)] = rng.choice(
+                            [0, 0, 1, 2, 4, 8, 11, 15, 30, 60]
+                        )
     return data
 
 
@@ -91,9 +99,7 @@ class Unknowns:
     def __init__(self) -> None:
         self.index = {
             (group, count, year): i
-            for i, (group, count, year) in enumerate(
-                (g, c, y) for g in GROUPS for c in COUNTS for y in YEARS
-            )
+            for i, (group, count, year) in enumerate((g, c, y) for g, c in SERIES for y in YEARS)
         }
 
     def row(self, series: tuple[str, str], years) -> np.ndarray:
@@ -109,13 +115,19 @@ def visible_equations(data, *, cell_rule: bool = True) -> np.ndarray:
     for years in ranges():
         cells, spread = cells_for(data, years)
         if not cell_rule:  # the rules without the per-year one, to show the test has teeth
-            many = dict.fromkeys(COUNTS, 99)
+            many = dict.fromkeys(COUNTS + QUALITY_COUNTS, 99)
             cells = {key: Cell(cell.own, cell.others, many) for key, cell in cells.items()}
         shown = benchmarks(cells=cells, years=years, contributors=spread, roles=ROLES)
         for role in ROLES:
             for figure in FIGURES:
                 if "suppressed" not in shown[role][figure.name]["registry"]:
                     rows += [unknowns.row(series, years) for series in figure.series(role)]
+        quality = benchmarks(
+            cells=cells, years=years, contributors=spread, roles=[ALL], figures=QUALITY_FIGURES
+        )[ALL]
+        for figure in QUALITY_FIGURES:
+            if "suppressed" not in quality[figure.name]["registry"]:
+                rows += [unknowns.row(series, years) for series in figure.series(ALL)]
         if years == YEARS:
             for role, figures in trend(cells=cells, years=years, roles=ROLES).items():
                 for name in TREND_FIGURES:

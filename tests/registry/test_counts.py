@@ -20,6 +20,7 @@ from registry.statistics.selectors import stats_for_practice
 pytestmark = pytest.mark.django_db
 
 ROLES = ["midwife", "doula", "nurse", "assistant", "other"]
+WARNING = {"severity": "warning", "code": "value", "diagnostics": "A rule."}
 _practices = count()
 
 
@@ -97,6 +98,52 @@ def test_recount_statistics_check_finds_a_drift_and_a_rebuild_repairs_it(st_mary
     assert stats_for_practice(practice=st_mary)["births"] == 2
 
 
+def test_the_data_quality_counts_follow_the_records(st_mary):
+    twins = (
+        Child(birth_order=1, outcome="live_birth", birth_year=2024, birth_weight_grams=3000),
+        Child(birth_order=2, outcome="live_birth", birth_year=2024),
+    )
+    other = Provider(stable_id="O", role="other")
+    apply(
+        st_mary,
+        course(
+            "A",
+            children=twins,
+            providers=(other,),
+            attended_by=("O",),
+            consent_decided=True,
+            warnings=(WARNING,),
+            timeliness="days_6_10",
+        ),
+        course("B", timeliness="days_0_5"),
+        course("C", children=(Child(birth_order=1, outcome="fetal_death", birth_year=2024),)),
+    )
+    row = BirthCount.objects.get(practice=st_mary, birth_year=2024, group="all")
+    assert (row.births, row.live_births, row.known_birth_weight) == (3, 3, 1)
+    assert (row.live_births_attended, row.live_births_consent_decided) == (2, 2)
+    assert row.with_warning == 1
+    assert (row.timeliness_known, row.received_within_5_days, row.received_within_10_days) == (
+        2,
+        1,
+        2,
+    )
+    assert counts_differences() == {}
+
+
+def test_an_amendment_keeps_the_first_receipts_timeliness_and_replaces_the_rest(st_mary):
+    apply(st_mary, course("A", timeliness="days_0_5", warnings=(WARNING,)))
+    apply(st_mary, course("A", timeliness="days_over_10", consent_decided=True))
+    record = Record.objects.get(external_record_id="A")
+    assert (record.timeliness, record.drew_warning, record.consent_decided) == (
+        "days_0_5",
+        False,
+        True,
+    )
+    row = BirthCount.objects.get(practice=st_mary, birth_year=2024, group="all")
+    assert (row.received_within_5_days, row.with_warning) == (1, 0)
+    assert counts_differences() == {}
+
+
 # --- Random histories --------------------------------------------------------------------------
 
 years = st.one_of(st.none(), st.integers(2019, 2022))
@@ -120,6 +167,11 @@ submission = st.tuples(
     st.sampled_from([None, "a" * 64, "b" * 64]),  # fingerprint: shared ones flag duplicates
     st.lists(st.tuples(st.integers(0, 3), st.sampled_from(ROLES)), max_size=3),  # providers
     st.lists(st.integers(0, 3), max_size=3),  # attended by
+    st.tuples(  # data quality: a warning drawn, a consent decision, the timeliness bucket
+        st.booleans(),
+        st.booleans(),
+        st.sampled_from([None, "days_0_5", "days_6_10", "days_over_10"]),
+    ),
 )
 operation = st.one_of(
     submission,
@@ -130,7 +182,8 @@ operation = st.one_of(
 
 
 def _course(submit) -> CourseOfCare:
-    _, chart, kids, consent, fingerprint, providers, attended = submit
+    _, chart, kids, consent, fingerprint, providers, attended, quality = submit
+    warned, decided, timeliness = quality
     by_id = {
         f"P{number}": Provider(stable_id=f"P{number}", role=role) for number, role in providers
     }
@@ -151,6 +204,9 @@ def _course(submit) -> CourseOfCare:
         fingerprint=fingerprint,
         providers=tuple(by_id.values()),
         attended_by=tuple(sorted({f"P{n}" for n in attended} & by_id.keys())),
+        warnings=(WARNING,) if warned else (),
+        consent_decided=decided,
+        timeliness=timeliness,
     )
 
 

@@ -15,6 +15,7 @@ from registry.selectors import record_resemblance
 
 BEFORE = [("registry", "0003_review_and_statistics")]
 AFTER = [("registry", "0004_duplicate_matching")]
+LIVE = Record.objects.only("id", "practice_id", "external_record_id")
 
 
 def migrate(targets):
@@ -71,10 +72,10 @@ def test_links_become_keys_and_every_flag_decision_and_version_is_kept(old_apps)
 
     migrate(AFTER)
 
-    keys = {
-        (Record.objects.get(pk=k.record_id).external_record_id, k.time, k.birth_order)
-        for k in MatchKey.objects.all()
-    }
+    # The records are read column by column (LIVE): later migrations add columns to the model
+    # that do not exist yet at this one.
+    chart_of = dict(LIVE.values_list("id", "external_record_id"))
+    keys = {(chart_of[k.record_id], k.time, k.birth_order) for k in MatchKey.objects.all()}
     assert keys == {
         ("C-1", None, None),  # a lone child's order 1 may have been a guess: it matches any
         ("C-2", None, None),
@@ -89,12 +90,12 @@ def test_links_become_keys_and_every_flag_decision_and_version_is_kept(old_apps)
         .values_list("external_record_id", flat=True)
     ) == ["C-2", "C-5"]
     # every old link is still a resemblance, in both directions
-    c1, c2, c4, c5 = (
-        Record.objects.get(external_record_id=c) for c in ("C-1", "C-2", "C-4", "C-5")
-    )
+    c1, c2, c4, c5 = (LIVE.get(external_record_id=c) for c in ("C-1", "C-2", "C-4", "C-5"))
     assert record_resemblance(record=c2).record_ids == [c1.pk]
     assert record_resemblance(record=c1).record_ids == [c2.pk]
     assert record_resemblance(record=c5).record_ids == [c4.pk]
-    assert ReviewDecision.objects.get().record.external_record_id == "C-3"
-    assert RecordVersion.objects.get().record == c2
+    assert (
+        ReviewDecision.objects.values_list("record__external_record_id", flat=True).get() == "C-3"
+    )
+    assert RecordVersion.objects.get().record_id == c2.pk
     assert "registry_duplicatelink" not in connection.introspection.table_names()

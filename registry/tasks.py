@@ -1,0 +1,34 @@
+"""Celery tasks of the registry app: thin, given only ids."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import Task, shared_task
+
+from registry.signin.mail import password_reset_mail_send
+
+log = logging.getLogger(__name__)
+
+MAIL_RETRIES = 3
+
+
+@shared_task(bind=True, acks_late=True, max_retries=MAIL_RETRIES)
+def send_password_reset(self: Task, user_ids: list[int], origin: str) -> None:
+    """The reset mail to each account (registry/signin/mail.py); a failed send is retried.
+
+    Only the kind of a mail server's error is logged: its message may quote the recipient.
+    """
+    failed = []
+    for user_id in user_ids:
+        try:
+            password_reset_mail_send(user_id=user_id, origin=origin)
+        except OSError as error:  # smtplib.SMTPException is one
+            log.warning(
+                "password reset mail for user %s failed (%s)", user_id, type(error).__name__
+            )
+            failed.append(user_id)
+    if failed and self.request.retries < MAIL_RETRIES:
+        raise self.retry(
+            kwargs={"user_ids": failed, "origin": origin}, countdown=30 * 2**self.request.retries
+        )
