@@ -6,21 +6,29 @@
   (bench.million, bench.statistics).
 * ``reliability``: receipt memory and latency under slow clients (bench.reliability), also
   part of ``pipeline``.
+* ``realtime``: single-course submissions from 16 clients against one batch: CPU per course
+  of the web, the worker and PostgreSQL, SQL statements, submit latency (bench.realtime).
+* ``backlog``: extra task runs while 2,000 queued singles drain (bench.realtime).
+* ``bodymemory``: the web's peak memory for a 60 MB and a 600 MB body (bench.realtime).
 """
 
 import subprocess
 import sys
 
-from bench import flood, million, run
+from bench import flood, million, realtime, run
 
 SECTIONS = {
     "pipeline": run.main,
+    "realtime": realtime.realtime_main,
+    "backlog": realtime.backlog_main,
+    "bodymemory": realtime.bodymemory_main,
     "flood": flood.main,
     "million": million.main,
     "reliability": run.reliability_main,
 }
 
-names = sys.argv[1:] or ["pipeline", "flood", "million"]  # pipeline includes reliability
+# pipeline includes reliability
+names = sys.argv[1:] or ["pipeline", "realtime", "backlog", "bodymemory", "flood", "million"]
 unknown = [name for name in names if name not in SECTIONS]
 if unknown:
     sys.exit(f"bench: unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")

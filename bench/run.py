@@ -16,7 +16,8 @@ processes, PostgreSQL and Redis. It prints figures and never passes or fails on 
 It uses its own database (``<name>_bench``, recreated each run) and Redis database 15, and
 writes ``bench/results/latest.json``. With ``BENCH_PROFILE=1`` it also samples the worker
 with py-spy during the 10,000-course run (slightly slowing that run) and writes the hottest
-functions to ``bench/results/worker-profile-10000-w1.txt``.
+functions to ``bench/results/worker-profile-10000-w1.txt``; ``BENCH_PROFILE=gil`` samples
+only the thread holding the GIL (CPU spent in Python, not waits).
 """
 
 from __future__ import annotations
@@ -183,31 +184,35 @@ def healthz_answers(port: int) -> Callable[[], bool]:
 
 
 @contextmanager
-def web(port: int) -> Iterator[Service]:
+def web(
+    port: int, app: str = "config.asgi:application", workers: str = "2", **env: str
+) -> Iterator[Service]:
     command = [
         str(BIN / "gunicorn"),
-        "config.asgi:application",
+        app,
         "--config",
         "config/gunicorn.py",
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",
-        "2",
+        workers,
         "--access-logfile",
         "/dev/null",
     ]
-    with service(command, "web", healthz_answers(port)) as running:
+    with service(command, "web", healthz_answers(port), **env) as running:
         yield running
 
 
 @contextmanager
-def worker(processes: int, **env: str) -> Iterator[Service]:
-    name = f"worker{processes}" + ("-validating" if env else "")
+def worker(
+    processes: int, app: str = "config", name: str | None = None, **env: str
+) -> Iterator[Service]:
+    name = name or f"worker{processes}" + ("-validating" if env else "")
     log_path = RESULTS / f"{name}.log"
     command = [
         str(BIN / "celery"),
         "-A",
-        "config",
+        app,
         "worker",
         "--pool=prefork",
         f"--concurrency={processes}",
@@ -323,13 +328,16 @@ def warm_up(port: int) -> None:
 @contextmanager
 def profiled(target: Service, name: str, enabled: bool) -> Iterator[None]:
     """With BENCH_PROFILE=1, sample ``target`` (and its children) with py-spy meanwhile."""
-    if not enabled or os.environ.get("BENCH_PROFILE") != "1":
+    mode = os.environ.get("BENCH_PROFILE", "")
+    if not enabled or mode not in ("1", "gil"):
         yield
         return
     raw = RESULTS / f"{name}.raw"
     pool = target.pids()[1:] or target.pids()  # the prefork child that runs the tasks
     command = [str(BIN / "py-spy"), "record", "--pid", str(pool[0])]
     command += ["--format", "raw", "--rate", "250", "--nonblocking", "--output", str(raw)]
+    if mode == "gil":  # only samples holding the GIL: where the process spends CPU in Python
+        command.append("--gil")
     sampler = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1)  # let it attach
     try:

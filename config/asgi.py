@@ -6,15 +6,15 @@ from config.environment import settings_or_exit
 
 settings_or_exit()  # a bad setting: one line and exit status 4, before anything else
 
+import django  # noqa: E402
 from django.conf import settings  # noqa: E402
-from django.core.asgi import get_asgi_application  # noqa: E402
 
-django_application = get_asgi_application()
+django.setup(set_prefix=False)
 
-from config.front import RequestLimits  # noqa: E402  (after Django is set up)
+from config.front import OneHandOffHandler, RequestLimits  # noqa: E402  (after Django is set up)
 
 application = RequestLimits(
-    django_application,
+    OneHandOffHandler(threads=settings.REGISTRY_WEB_THREADS),
     limit=settings.REGISTRY_MAX_BODY_BYTES,
     idle=settings.REGISTRY_BODY_IDLE_SECONDS,
     total=settings.REGISTRY_BODY_TIMEOUT_SECONDS,

@@ -1,4 +1,13 @@
-"""The Celery application: ``celery -A config worker`` and ``celery -A config beat``."""
+"""The Celery application: ``celery -A config worker`` and ``celery -A config beat``.
+
+Database connections in the worker: Celery's Django fixup closes every connection around
+every task, which costs a new PostgreSQL backend per task. ``CELERY_DB_REUSE_MAX``
+(settings) makes it close them only every so many tasks; between, each task starts as a
+Django request does (:func:`django.db.close_old_connections`): a connection older than
+``CONN_MAX_AGE`` or left unusable by an error is closed, and with ``CONN_HEALTH_CHECKS`` the
+first query of the task checks the connection first, so a database restarted meanwhile
+costs a reconnection, not a failed task.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +15,7 @@ import os
 from typing import Any
 
 from celery import Celery
+from celery.signals import task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -22,3 +32,12 @@ def _settings_checked(**_: Any) -> None:
 
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@task_prerun.connect
+def _connections_as_for_a_request(sender: Any = None, **_: Any) -> None:
+    if getattr(getattr(sender, "request", None), "is_eager", False):
+        return  # run inside the caller's request (the embedded default): its connection
+    from django.db import close_old_connections
+
+    close_old_connections()

@@ -17,6 +17,10 @@ The same middleware serves **absolute-form request targets** (``GET http://host/
 which RFC 9112 section 3.2.2 says a server must accept: gunicorn hands them on as the path,
 so Django would answer 404. The target becomes its path and query, and its authority
 replaces the Host header, as the RFC says.
+
+And the threads (:class:`OneHandOffHandler`): once its body is in, a request's synchronous
+code, the middleware and the view, runs in one hand-off on one of ``REGISTRY_WEB_THREADS``
+long-lived threads, not on a thread started for it.
 """
 
 from __future__ import annotations
@@ -26,8 +30,13 @@ import json
 import re
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from typing import Any
 
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from django.core.handlers.asgi import ASGIHandler
+from django.http import FileResponse, HttpRequest, HttpResponseBase
 from gunicorn.asgi.protocol import ASGIProtocol
 from gunicorn.workers.gasgi import ASGIWorker
 
@@ -191,3 +200,92 @@ def _answer(api: bool, status: int, code: IssueCode, diagnostics: str) -> tuple[
     from config.errors import error_page_html  # Django is set up by the time anyone asks
 
     return error_page_html(status, diagnostics).encode(), b"text/html; charset=utf-8"
+
+
+# --- Threads: a bounded set, reused, and one hand-off per request ------------------------------
+
+
+class OneHandOffHandler(ASGIHandler):
+    """Django's ASGI handler, with a request's synchronous code on one of ``threads``
+    long-lived threads, the middleware chain and the view in one call.
+
+    * Django opens a thread-sensitive context per request, and asgiref gives each such
+      context a thread of its own: a thread started, and joined, for every request, and no
+      bound on how many run at once. Here, once the body has been read (a slow upload holds
+      no thread), the request's context is opened with an executor of its own taken from a
+      fixed set of single-thread executors (asgiref's ``ThreadSensitiveContext(executor=)``;
+      Django's own context then changes nothing). A request waits, as a coroutine, for a
+      free one. What a thread keeps (its database connection) is kept across requests.
+    * Django builds an asynchronous middleware chain under ASGI and adapts each middleware
+      that is only synchronous (WhiteNoise, among others), so a request went back and forth
+      between the event loop and its thread at every such boundary, and again for the view.
+      Every middleware and view here is synchronous: the chain is built as under WSGI and
+      entered once. The body is still read, and the response sent, by the event loop.
+    """
+
+    def __init__(self, *, threads: int) -> None:  # not ASGIHandler's asynchronous chain
+        self.load_middleware(is_async=False)
+        self.threads = threads
+        self._free: asyncio.Queue[ThreadPoolExecutor] | None = None
+
+    def _executors(self) -> asyncio.Queue[ThreadPoolExecutor]:
+        if self._free is None:  # made in the running loop, at the first request
+            self._free = asyncio.Queue()
+            for n in range(self.threads):
+                prefix = f"request-{n}"
+                self._free.put_nowait(ThreadPoolExecutor(1, thread_name_prefix=prefix))
+        return self._free
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        thread = _RequestThread(self._executors())
+        token = _request_thread.set(thread)
+        try:
+            await self.handle(scope, receive, send)
+        finally:
+            await thread.release()
+            _request_thread.reset(token)
+
+    async def read_body(self, receive: Any) -> Any:
+        body = await super().read_body(receive)
+        await _request_thread.get().take()  # every synchronous step comes after the body
+        return body
+
+    def create_request(self, scope: Any, body_file: Any) -> Any:
+        """The request, with the file Django spooled its body to as ``spooled_body``: the
+        API maps large bodies from it instead of reading them into memory."""
+        request, error_response = super().create_request(scope, body_file)
+        if request is not None:
+            request.spooled_body = body_file  # type: ignore[attr-defined]
+        return request, error_response
+
+    async def run_get_response(self, request: HttpRequest) -> HttpResponseBase:
+        response = await sync_to_async(self.get_response, thread_sensitive=True)(request)
+        response._handler_class = self.__class__  # type: ignore[attr-defined]
+        if isinstance(response, FileResponse):
+            response.block_size = self.chunk_size
+        return response
+
+
+class _RequestThread:
+    """A request's hold on one of the handler's threads."""
+
+    def __init__(self, free: asyncio.Queue[ThreadPoolExecutor]) -> None:
+        self.free = free
+        self.executor: ThreadPoolExecutor | None = None
+        self.context: ThreadSensitiveContext | None = None
+
+    async def take(self) -> None:
+        self.executor = await self.free.get()
+        self.context = ThreadSensitiveContext(executor=self.executor)
+        await self.context.__aenter__()
+
+    async def release(self) -> None:
+        if self.context is not None:
+            await self.context.__aexit__(None, None, None)
+        if self.executor is not None:
+            self.free.put_nowait(self.executor)
+
+
+_request_thread: ContextVar[_RequestThread] = ContextVar("request_thread")

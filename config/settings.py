@@ -112,6 +112,9 @@ PORT = env.int("PORT", default=8000, minimum=1, maximum=65535)
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=2, minimum=1)
 WEB_CONNECTIONS = env.int("WEB_CONNECTIONS", default=1000, minimum=1)
 WEB_TIMEOUT = env.int("WEB_TIMEOUT", default=120)
+# Threads per web process that run requests' synchronous code (config/front.py); a request
+# beyond them waits, as a coroutine, for one to be free.
+REGISTRY_WEB_THREADS = env.int("REGISTRY_WEB_THREADS", default=8, minimum=1)
 
 # --- Applications ---------------------------------------------------------------------------
 INSTALLED_APPS = [
@@ -198,7 +201,8 @@ REDIS_URL = env.str("REDIS_URL", default="", schemes=REDIS_SCHEMES)
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's, with one pool and one client per process (config/cache.py).
+            "BACKEND": "config.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "registry",
             # Fail fast: a cache that hangs would hold every request hostage. No retries:
@@ -250,11 +254,17 @@ CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 1
 CELERY_REDIS_SOCKET_TIMEOUT = 1
 CELERY_REDIS_RETRY_ON_TIMEOUT = False
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# The worker keeps its database connection across tasks (config/celery.py): Celery's Django
+# fixup closes it only every this many tasks; CONN_MAX_AGE and health checks apply between.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000, minimum=1)
 
 # --- The ingestion pipeline (docs/reliability.md) -------------------------------------------
 REGISTRY_CHUNK_ENTRIES = env.int("REGISTRY_CHUNK_ENTRIES", default=250, minimum=1)
 REGISTRY_CHUNK_BYTES = env.int("REGISTRY_CHUNK_BYTES", default=4 * 1024 * 1024, minimum=1)
 REGISTRY_LEASE_SECONDS = env.int("REGISTRY_LEASE_SECONDS", default=120, minimum=1)
+# A worker claiming a single-course ingestion takes up to this many waiting singles of the
+# same practice and applies them as one chunk (1: each alone).
+REGISTRY_CLAIM_SINGLES = env.int("REGISTRY_CLAIM_SINGLES", default=50, minimum=1)
 REGISTRY_MAX_ATTEMPTS = env.int("REGISTRY_MAX_ATTEMPTS", default=5, minimum=1)
 # Tries of a chunk rolled back by a transient database error before the attempt fails.
 REGISTRY_TRANSIENT_RETRIES = env.int("REGISTRY_TRANSIENT_RETRIES", default=8)
@@ -272,7 +282,10 @@ REGISTRY_FHIR_VALIDATION = env.bool("REGISTRY_FHIR_VALIDATION", default=False)
 REGISTRY_RATE_LIMIT = "120/m"  # spec section 8: per key, per endpoint
 # Bundle/$validate maps and plans a body while the caller waits: at most this many entries
 # (a larger body is 413, "validate it in parts"; submitting has no such limit).
-REGISTRY_VALIDATE_MAX_ENTRIES = env.int("REGISTRY_VALIDATE_MAX_ENTRIES", default=1000)
+REGISTRY_VALIDATE_MAX_ENTRIES = env.int("REGISTRY_VALIDATE_MAX_ENTRIES", default=1000, minimum=1)
+# API keys are read from a cache in Redis this long (keys/cache.py; a revocation overwrites
+# the entry at once); 0 reads every request's key from the database.
+REGISTRY_KEY_CACHE_SECONDS = env.int("REGISTRY_KEY_CACHE_SECONDS", default=60, minimum=0)
 RATELIMIT_FAIL_OPEN = True
 # After a failed cache or broker call, skip that service for this long (config.breaker).
 REGISTRY_REDIS_BREAKER_SECONDS = env.float("REGISTRY_REDIS_BREAKER_SECONDS", default=5)

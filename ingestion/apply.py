@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from ingestion.faults import is_record_fault
 from ingestion.fhir import CourseOfCare, Rejection, Result, Retraction, Void
+from ingestion.fhir.model import Provider as FhirProvider
 from ingestion.fhir.outcome import error_outcome, operation_outcome
 from registry.bulk import insert_rows, update_rows
 from registry.matching import ChunkMatching, Keys, match_keys
@@ -40,7 +41,7 @@ from registry.models import (
     RecordVersion,
     Transfer,
 )
-from registry.statistics.counts import counts_kept
+from registry.statistics.counts import RECORD_FACTS, Facts, counts_kept, record_facts
 
 log = logging.getLogger(__name__)
 
@@ -59,21 +60,43 @@ class ChunkOutcome:
         self.rejected.extend(other.rejected)
 
 
+@dataclass(frozen=True, slots=True)
+class Part:
+    """Results of one ingestion, applied after the parts before it in the same chunk."""
+
+    ingestion_id: UUID | None
+    results: Sequence[Result]
+
+
 def records_apply(
     *, practice: Practice, results: Sequence[Result], ingestion_id: UUID | None
 ) -> ChunkOutcome:
     """Apply ``results`` for ``practice``; the caller's transaction must hold its lock."""
+    return records_apply_parts(practice=practice, parts=[Part(ingestion_id, results)])[0]
+
+
+def records_apply_parts(*, practice: Practice, parts: Sequence[Part]) -> list[ChunkOutcome]:
+    """Apply several ingestions' results as one chunk, each part after the one before.
+
+    The records, their versions, flags and counts are those of applying the parts one after
+    another (the lifecycle is replayed in memory in order, as within a batch); each part
+    gets its own receipt entries, and its versions name its own ingestion. The caller's
+    transaction must hold the practice's lock.
+    """
     try:
         with transaction.atomic():
-            return _Chunk(practice, ingestion_id).apply(results)
+            return _Chunk(practice).apply(parts)
     except DatabaseError as error:
         if not is_record_fault(error):
             raise  # not the records' values: the caller rolls the chunk back and retries
         log.warning("bulk apply refused by the database; applying one record at a time")
-    outcome = ChunkOutcome()
-    for result in results:
-        outcome.extend(_apply_alone(practice, result, ingestion_id))
-    return outcome
+    outcomes = []
+    for part in parts:
+        outcome = ChunkOutcome()
+        for result in part.results:
+            outcome.extend(_apply_alone(practice, result, part.ingestion_id))
+        outcomes.append(outcome)
+    return outcomes
 
 
 def records_plan(*, practice: Practice, results: Sequence[Result]) -> ChunkOutcome:
@@ -91,13 +114,13 @@ def records_plan(*, practice: Practice, results: Sequence[Result]) -> ChunkOutco
         if outermost and connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        return _Chunk(practice, None).plan(results)
+        return _Chunk(practice).plan(results)
 
 
 def _apply_alone(practice: Practice, result: Result, ingestion_id: UUID | None) -> ChunkOutcome:
     try:
         with transaction.atomic():
-            return _Chunk(practice, ingestion_id).apply([result])
+            return _Chunk(practice).apply([Part(ingestion_id, [result])])[0]
     except DatabaseError as error:
         if not is_record_fault(error):
             raise
@@ -159,21 +182,27 @@ class _Tracked:
 
 
 class _Chunk:
-    def __init__(self, practice: Practice, ingestion_id: UUID | None) -> None:
+    def __init__(self, practice: Practice) -> None:
         self.practice = practice
-        self.ingestion_id = ingestion_id
+        self.ingestion_id: UUID | None = None  # the part being replayed
         self.now = timezone.now()
         self.tracked: dict[str, _Tracked] = {}
         self.matching = ChunkMatching(practice.pk)
-        self.versions: list[tuple[UUID, int, str, dict[str, Any]]] = []
+        # (record, version, change, values, ingestion)
+        self.versions: list[tuple[UUID, int, str, dict[str, Any], UUID | None]] = []
+        self.providers: dict[str, FhirProvider] = {}  # every course's, the latest last
         self.outcome = ChunkOutcome()
 
-    def apply(self, results: Sequence[Result]) -> ChunkOutcome:
-        self._load(results)
-        self._decide(results)
+    def apply(self, parts: Sequence[Part]) -> list[ChunkOutcome]:
+        self._load([result for part in parts for result in part.results])
+        outcomes = []
+        for part in parts:
+            self.ingestion_id, self.outcome = part.ingestion_id, ChunkOutcome()
+            self._decide(part.results)
+            outcomes.append(self.outcome)
         with self._write_counts():
             self._write()
-        return self.outcome
+        return outcomes
 
     def plan(self, results: Sequence[Result]) -> ChunkOutcome:
         """The outcome :meth:`apply` would have, from what is on file, with nothing written."""
@@ -201,10 +230,14 @@ class _Chunk:
 
     def _load(self, results: Sequence[Result], *, lock: bool = True) -> None:
         charts = _charts_named(results)
-        found = Record.objects.select_for_update() if lock else Record.objects.all()
-        records = found.filter(practice=self.practice, external_record_id__in=charts).values(
-            *ROW_FIELDS
-        )
+        if lock:
+            records = _records_locked(self.practice.pk, charts)
+        else:
+            records = list(
+                Record.objects.filter(practice=self.practice, external_record_id__in=charts).values(
+                    *ROW_FIELDS
+                )
+            )
         for values in records:
             self.tracked[values["external_record_id"]] = _Tracked(_Row(**values), is_new=False)
         self._load_matching(results)
@@ -305,7 +338,10 @@ class _Chunk:
         self.matching.put(row.id, frozenset())
         row.voided, row.voided_at, row.updated_at = True, self.now, self.now
         tracked.changed = True
-        self.versions.append((row.id, row.version, RecordVersion.Change.VOIDED, {"voided": True}))
+        voided = {"voided": True}
+        self.versions.append(
+            (row.id, row.version, RecordVersion.Change.VOIDED, voided, self.ingestion_id)
+        )
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -339,7 +375,8 @@ class _Chunk:
         row.drew_warning, row.consent_decided = bool(course.warnings), course.consent_decided
         row.updated_at = self.now
         tracked.changed, tracked.course = True, course
-        self.versions.append((row.id, row.version, change, _snapshot(course)))
+        self.providers.update((p.stable_id, p) for p in course.providers)
+        self.versions.append((row.id, row.version, change, _snapshot(course), self.ingestion_id))
 
     def _accept(self, course: CourseOfCare, row: _Row, *, amended: bool) -> None:
         entry: dict[str, Any] = {
@@ -394,8 +431,8 @@ class _Chunk:
             RecordVersion,
             ["record_id", "version", "change", "values", "ingestion_id", "created_at"],
             (
-                (record, version, change, values, self.ingestion_id, self.now)
-                for record, version, change, values in self.versions
+                (record, version, change, values, ingestion_id, self.now)
+                for record, version, change, values, ingestion_id in self.versions
             ),
         )
 
@@ -404,12 +441,17 @@ class _Chunk:
         self.matching.write(new={t.row.id for t in tracked if t.is_new})
 
     def _write_counts(self) -> AbstractContextManager[None]:
-        """Around the writes: the counts follow the changed records, in the same transaction."""
+        """Around the writes: the counts follow the changed records, in the same transaction.
+
+        The records' facts after the change are built from the rows and courses in memory,
+        exactly as written (no reading back of what was just written).
+        """
         changed = [t for t in self.tracked.values() if t.changed]
         return counts_kept(
             practice_id=self.practice.pk,
             record_ids=[t.row.id for t in changed],
             new_record_ids=[t.row.id for t in changed if t.is_new],
+            facts_after=lambda: {t.row.id: _facts_written(t) for t in changed},
         )
 
     def _write_facts(self, courses: Mapping[UUID, CourseOfCare]) -> None:
@@ -419,15 +461,17 @@ class _Chunk:
             ["record_id", "kind"],
             ((record_id, kind) for record_id, c in courses.items() for kind in c.transfers),
         )
-        providers = self._upsert_providers(courses.values())
+        providers = self._upsert_providers()
         insert_rows(
             Attendance,
             ["record_id", "provider_id", "kind", "role"],
             _attendances(courses, providers),
         )
 
-    def _upsert_providers(self, courses: Iterable[CourseOfCare]) -> dict[str, int]:
-        latest = {p.stable_id: p for course in courses for p in course.providers}
+    def _upsert_providers(self) -> dict[str, int]:
+        """Every provider a course of the chunk named, as the latest course described it
+        (as applying the courses one after another would leave them)."""
+        latest = self.providers
         if not latest:
             return {}
         upserted = Provider.objects.bulk_create(
@@ -457,6 +501,31 @@ class _Chunk:
         )
 
 
+def _records_locked(practice_id: int, charts: set[str]) -> list[dict[str, Any]]:
+    """The practice's records with these chart numbers, row-locked, as ``_Row`` values.
+
+    Written out on PostgreSQL: every chunk sends it, and the ORM spent more CPU building it
+    than PostgreSQL spends running it."""
+    if not charts:
+        return []
+    if connection.vendor != "postgresql":
+        return list(
+            Record.objects.select_for_update()
+            .filter(practice_id=practice_id, external_record_id__in=charts)
+            .values(*ROW_FIELDS)
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(RECORDS_LOCKED, [practice_id, list(charts)])
+        return [dict(zip(ROW_FIELDS, row, strict=True)) for row in cursor.fetchall()]
+
+
+ROW_COLUMNS = [str(getattr(Record._meta.get_field(name), "column", name)) for name in ROW_FIELDS]
+RECORDS_LOCKED = (
+    f"SELECT {', '.join(ROW_COLUMNS)} FROM {Record._meta.db_table} "  # noqa: S608 (names only)
+    "WHERE practice_id = %s AND external_record_id = ANY(%s) FOR UPDATE"
+)
+
+
 def _values(row: _Row, names: Sequence[str]) -> list[Any]:
     return [getattr(row, name) for name in names]
 
@@ -484,13 +553,31 @@ def _attendances(
 ) -> Iterable[tuple[UUID, int, str, str]]:
     """Each attendance with the role the course gave its provider (kept: the counts use it)."""
     for record_id, course in courses.items():
-        roles = {p.stable_id: p.role for p in course.providers}
-        pairs = {(s, Attendance.Kind.ATTENDED.value) for s in course.attended_by}
-        pairs |= {(s, Attendance.Kind.PRESENT.value) for s in course.present}
-        for stable_id, kind in sorted(pairs):
-            if stable_id in providers:
-                role = roles.get(stable_id, Provider.Role.OTHER.value)
-                yield record_id, providers[stable_id], kind, role
+        for stable_id, kind, role in course_attendances(course):
+            yield record_id, providers[stable_id], kind, role
+
+
+def course_attendances(course: CourseOfCare) -> list[tuple[str, str, str]]:
+    """(provider, kind, role) of each attendance a course stores: those of its own providers."""
+    roles = {p.stable_id: p.role for p in course.providers}
+    pairs = {(s, Attendance.Kind.ATTENDED.value) for s in course.attended_by}
+    pairs |= {(s, Attendance.Kind.PRESENT.value) for s in course.present}
+    return [(s, kind, roles[s]) for s, kind in sorted(pairs) if s in roles]
+
+
+def _facts_written(tracked: _Tracked) -> Facts:
+    """What a record contributes to the counts, from the values this chunk wrote for it."""
+    row, course = tracked.row, tracked.course
+    attended = [
+        role
+        for _, kind, role in (course_attendances(course) if course is not None else [])
+        if kind == Attendance.Kind.ATTENDED
+    ]
+    return record_facts(
+        record={name: getattr(row, name) for name in RECORD_FACTS},
+        children=course.children if course is not None else (),
+        roles=attended,
+    )
 
 
 def _keys(course: CourseOfCare) -> Keys:

@@ -81,6 +81,12 @@ class Ingestion(models.Model):
                 ),
                 name="receipt_to_purge",
             ),
+            # A worker's combined claim: a practice's waiting singles, in queue order.
+            models.Index(
+                fields=["practice", "queued_at"],
+                condition=models.Q(status="queued", kind="single"),
+                name="ingestion_waiting_single",
+            ),
         ]
 
     def __str__(self) -> str:

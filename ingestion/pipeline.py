@@ -31,19 +31,22 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Case, Exists, F, OuterRef, Q, When
 from django.utils import timezone
 
-from ingestion.apply import ChunkOutcome, records_apply
+from ingestion.apply import ChunkOutcome, Part, records_apply, records_apply_parts
 from ingestion.faults import is_transient, retry_transient
 from ingestion.fhir import Rejection, Result, map_batch_entry, map_single
 from ingestion.fhir import practice_fingerprint_key as derive_fingerprint_key
 from ingestion.fhir.outcome import error_outcome
 from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
-from ingestion.staging import decrypt_chunk
+from ingestion.staging import UnreadablePayload, decrypt_chunk
 from ingestion.validation import validate_course
+from ingestion.wakeups import singles_message_taken
+from registry.bulk import insert_rows
 from registry.locks import lock_practice
 from registry.models import Practice
 
 log = logging.getLogger(__name__)
 
+UNREADABLE = "The staged payload could not be read; resubmit the Bundle."
 _entries_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 
 
@@ -61,24 +64,43 @@ class Claim:
     attempts: int
     fruitless: int  # claims in a row, this one included, that applied nothing so far
     last_seq: int  # the chunks are numbered 0..chunk_count-1
+    queued_at: Any = None  # queue order, for combined claims
     received_on: date | None = None  # the UTC day it was queued: the courses' timeliness
 
 
-def ingestion_process(ingestion_id: UUID) -> None:
+@dataclass(frozen=True, slots=True)
+class NextSingles:
+    """A practice still has singles waiting after a full combined claim: publish a message
+    for the first of them (at the back of the queue, so other practices get their turn)."""
+
+    ingestion_id: UUID
+    practice_id: int
+
+
+def ingestion_process(ingestion_id: UUID) -> NextSingles | None:
     """Process what is left of an ingestion. Safe to run twice, or concurrently."""
     claim = _claim(ingestion_id)
     if claim is None:
-        return
+        # Taken along by another single's claim, or finished: singles submitted since may
+        # have counted on this message (ingestion.wakeups).
+        return _waiting_singles_served(ingestion_id)
     if claim.fruitless > settings.REGISTRY_MAX_ATTEMPTS:
         ingestion_fail(
             ingestion_id,
             f"The ingestion could not be processed after {settings.REGISTRY_MAX_ATTEMPTS} "
             f"attempts.",
         )
-        return
-    key = derive_fingerprint_key(settings.REGISTRY_FINGERPRINT_KEY.encode(), claim.practice_id)
+        return None
+    if _combinable(claim):
+        return singles_process(claim.practice_id, claim)
+    key = _fingerprint_key(claim.practice_id)
     if _process_chunks(claim, key) == Step.NEXT:
         _complete(ingestion_id)  # nothing was left to apply (a worker died after the last)
+    return None
+
+
+def _fingerprint_key(practice_id: int) -> bytes:
+    return derive_fingerprint_key(settings.REGISTRY_FINGERPRINT_KEY.encode(), practice_id)
 
 
 def _lease_end() -> Any:
@@ -127,7 +149,14 @@ def _claim_once(ingestion_id: UUID) -> Claim | None:
         return None
     practice_id, kind, attempts, fruitless, chunk_count, queued_at = row
     return Claim(
-        ingestion_id, practice_id, kind, attempts, fruitless, chunk_count - 1, _day(queued_at)
+        ingestion_id,
+        practice_id,
+        kind,
+        attempts,
+        fruitless,
+        chunk_count - 1,
+        queued_at,
+        _day(queued_at),
     )
 
 
@@ -373,13 +402,26 @@ def ingestion_release(ingestion_id: UUID) -> None:
     )
 
 
-def ingestions_to_recover(limit: int = 500) -> list[UUID]:
-    """Queued ones whose message may be lost, and processing ones whose lease has run out."""
+def ingestions_to_recover(limit: int = 500, *, oldest_waiting: UUID | None = None) -> list[UUID]:
+    """Queued ones whose message is lost, and processing ones whose lease has run out.
+
+    A queued ingestion's message is lost when publishing failed (``enqueued_at`` cleared),
+    or when it was published ``REGISTRY_REQUEUE_AFTER_SECONDS`` ago and, if the broker says
+    which ingestion's message is the oldest still waiting (``oldest_waiting``,
+    :mod:`ingestion.broker`), well before that one: the queue is consumed in order, so
+    anything published before it has left the queue, and if still queued, was lost. Under a
+    backlog, messages still waiting are not published again.
+    """
     now = timezone.now()
     requeue_before = now - timedelta(seconds=settings.REGISTRY_REQUEUE_AFTER_SECONDS)
-    grace = now - timedelta(seconds=settings.REGISTRY_RECOVERY_GRACE_SECONDS)
+    margin = timedelta(seconds=settings.REGISTRY_RECOVERY_GRACE_SECONDS)
+    grace = now - margin
+    published = Q(enqueued_at__lt=requeue_before)
+    waiting_since = _published_at(oldest_waiting)  # None: unknown, so by age alone
+    if waiting_since is not None:
+        published &= Q(enqueued_at__lt=waiting_since - margin)
     lost = Q(status=Ingestion.Status.QUEUED) & (
-        Q(enqueued_at__isnull=True, queued_at__lt=grace) | Q(enqueued_at__lt=requeue_before)
+        Q(enqueued_at__isnull=True, queued_at__lt=grace) | published
     )
     abandoned = Q(status=Ingestion.Status.PROCESSING, lease_expires_at__lt=now)
     return list(
@@ -387,6 +429,240 @@ def ingestions_to_recover(limit: int = 500) -> list[UUID]:
         .order_by("queued_at")
         .values_list("id", flat=True)[:limit]
     )
+
+
+def _published_at(ingestion_id: UUID | None) -> Any:
+    if ingestion_id is None:
+        return None
+    return Ingestion.objects.filter(id=ingestion_id).values_list("enqueued_at", flat=True).first()
+
+
+# -- Waiting singles, applied together ----------------------------------------------------------
+#
+# A single-course ingestion costs a claim, a transaction and a dozen statements that do not
+# depend on its size. When several singles of one practice wait, the claim of one takes the
+# others too (up to REGISTRY_CLAIM_SINGLES, in queue order, skipping any another worker has
+# locked) and applies them as one chunk: one transaction that writes every record, each
+# ingestion's own receipt entries, deletes their staged chunks and completes them all. The
+# records are those of applying them one after another (ingestion.apply.records_apply_parts).
+# A crash rolls the whole chunk back: each ingestion is then claimed again alone once its
+# lease runs out (a claim that applied nothing is not combined again), so a course that
+# kills the worker is isolated as in a batch. While a message for a practice's singles is on
+# its way, the web publishes none for the singles submitted meanwhile (ingestion.wakeups):
+# the flag is cleared here before the waiting singles are claimed.
+
+WAITING_SINGLES = """
+    UPDATE {ingestion} AS i
+       SET status = %(processing)s,
+           started_at = COALESCE(i.started_at, %(now)s),
+           lease_expires_at = %(lease_end)s,
+           attempts = i.attempts + 1,
+           fruitless_claims = i.fruitless_claims + 1
+      FROM (SELECT id FROM {ingestion}
+             WHERE practice_id = %(practice)s AND kind = %(single)s AND status = %(queued)s
+          ORDER BY queued_at, id
+             LIMIT %(most)s
+               FOR UPDATE SKIP LOCKED) AS waiting
+     WHERE i.id = waiting.id
+ RETURNING i.id, i.attempts, i.fruitless_claims, i.queued_at
+"""
+
+
+def _combinable(claim: Claim) -> bool:
+    """A single claimed for the first time, with others allowed to join it."""
+    return claim.kind == Ingestion.Kind.SINGLE and claim.fruitless == 1 and _combining()
+
+
+def _combining() -> bool:
+    # SKIP LOCKED is PostgreSQL's; the embedded default (SQLite) processes each at submit.
+    return connection.vendor == "postgresql"
+
+
+def _waiting_singles_served(ingestion_id: UUID) -> NextSingles | None:
+    if not _combining():
+        return None
+    practice_id = (
+        Ingestion.objects.filter(id=ingestion_id, kind=Ingestion.Kind.SINGLE)
+        .values_list("practice_id", flat=True)
+        .first()
+    )
+    return None if practice_id is None else singles_process(practice_id, None)
+
+
+def _claim_waiting(practice_id: int, most: int) -> list[Claim]:
+    """Up to ``most`` of the practice's waiting singles, taken in one statement."""
+    parameters = {
+        "practice": practice_id,
+        "most": most,
+        "now": timezone.now(),
+        "lease_end": _lease_end(),
+        "single": Ingestion.Kind.SINGLE.value,
+        "queued": Ingestion.Status.QUEUED.value,
+        "processing": Ingestion.Status.PROCESSING.value,
+    }
+
+    def take() -> list[tuple[Any, ...]]:
+        with connection.cursor() as cursor:
+            cursor.execute(_sql(WAITING_SINGLES), parameters)
+            return cursor.fetchall()
+
+    return [
+        Claim(
+            identifier,
+            practice_id,
+            Ingestion.Kind.SINGLE,
+            attempts,
+            fruitless,
+            0,
+            queued_at,
+            _day(queued_at),
+        )
+        for identifier, attempts, fruitless, queued_at in retry_transient(take, what="singles")
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Single:
+    claim: Claim
+    chunk_id: int
+    results: list[Result]
+
+
+def singles_process(practice_id: int, claim: Claim | None) -> NextSingles | None:
+    """Apply the claimed single (if any) and the practice's other waiting singles as one
+    chunk, in queue order. Says which single to publish for next when the claim was full."""
+    singles_message_taken(practice_id)  # before claiming: see ingestion.wakeups
+    most = max(settings.REGISTRY_CLAIM_SINGLES - (claim is not None), 0)
+    waiting = _claim_waiting(practice_id, most) if most else []
+    claims = sorted(
+        [*([claim] if claim else []), *waiting], key=lambda c: (c.queued_at, str(c.ingestion_id))
+    )
+    if claims:
+        singles = _singles_mapped(claims, _fingerprint_key(practice_id))
+        try:
+            retry_transient(
+                lambda: _apply_singles_once(practice_id, singles), what=f"{len(singles)} singles"
+            )
+        except Exception:
+            _release(claims)
+            raise
+    return _next_waiting(practice_id) if len(waiting) == most else None
+
+
+def _next_waiting(practice_id: int) -> NextSingles | None:
+    following = (
+        Ingestion.objects.filter(
+            practice_id=practice_id, kind=Ingestion.Kind.SINGLE, status=Ingestion.Status.QUEUED
+        )
+        .order_by("queued_at", "id")
+        .values_list("id", flat=True)
+        .first()
+    )
+    return NextSingles(following, practice_id) if following is not None else None
+
+
+# The statements a combined claim sends every time are written out (building them with the
+# ORM cost more CPU than PostgreSQL spends running them).
+STAGED_SINGLES = """
+    SELECT id, ingestion_id, seq, first_index, ciphertext FROM {staged}
+     WHERE ingestion_id = ANY(%(ids)s) AND seq = 0
+"""
+LOCK_SINGLES = """
+    SELECT i.id FROM {ingestion} AS i
+     WHERE i.id = ANY(%(ids)s) AND i.status = %(processing)s
+       AND EXISTS (SELECT 1 FROM {staged} AS s WHERE s.ingestion_id = i.id)
+       FOR UPDATE OF i
+"""
+
+
+def _rows(statement: str, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(statement), parameters)
+        return cursor.fetchall()
+
+
+def _singles_mapped(claims: list[Claim], fingerprint_key: bytes) -> list[_Single]:
+    ids = [c.ingestion_id for c in claims]
+    names = ("id", "ingestion_id", "seq", "first_index", "ciphertext")
+    staged = {
+        row[1]: dict(zip(names, row, strict=True))
+        for row in retry_transient(
+            lambda: _rows(STAGED_SINGLES, {"ids": ids}), what="reading staged singles"
+        )
+    }
+    singles = []
+    for claim in claims:
+        row = staged.get(claim.ingestion_id)
+        if row is None:
+            _complete(claim.ingestion_id)  # nothing left to apply
+            continue
+        try:
+            results = _decrypt_and_map(claim, row, fingerprint_key)
+        except UnreadablePayload:
+            ingestion_fail(claim.ingestion_id, UNREADABLE)
+            continue
+        singles.append(_Single(claim, row["id"], results))
+    return singles
+
+
+def _apply_singles_once(practice_id: int, singles: list[_Single]) -> None:
+    """One transaction: the records, each ingestion's receipt entries, and its completion."""
+    with transaction.atomic():
+        parameters = {
+            "ids": [s.claim.ingestion_id for s in singles],
+            "processing": Ingestion.Status.PROCESSING.value,
+        }
+        due = {row[0] for row in _rows(LOCK_SINGLES, parameters)}
+        applied = [s for s in singles if s.claim.ingestion_id in due]
+        if not applied:
+            return
+        lock_practice(practice_id)
+        outcomes = records_apply_parts(
+            practice=Practice(id=practice_id),
+            parts=[Part(s.claim.ingestion_id, s.results) for s in applied],
+        )
+        _complete_singles(applied, outcomes)
+
+
+COMPLETE_SINGLES = """
+    UPDATE {ingestion} AS i
+       SET accepted_count = i.accepted_count + v.accepted,
+           rejected_count = i.rejected_count + v.rejected,
+           fruitless_claims = 0,
+           lease_expires_at = NULL,
+           status = %s,
+           completed_at = %s
+      FROM (VALUES {{rows}}) AS v(id, accepted, rejected)
+     WHERE i.id = v.id
+"""
+
+
+def _complete_singles(singles: list[_Single], outcomes: list[ChunkOutcome]) -> None:
+    insert_rows(
+        OutcomeChunk,
+        ["ingestion_id", "seq", "part", "accepted", "rejected"],
+        (
+            (s.claim.ingestion_id, 0, 0, outcome.accepted, outcome.rejected)
+            for s, outcome in zip(singles, outcomes, strict=True)
+        ),
+    )
+    StagedChunk.objects.filter(id__in=[s.chunk_id for s in singles]).delete()
+    statement = _sql(COMPLETE_SINGLES).replace(
+        "{rows}", ", ".join(["(%s::uuid, %s::int, %s::int)"] * len(singles))
+    )
+    parameters: list[Any] = [Ingestion.Status.COMPLETED.value, timezone.now()]
+    for s, outcome in zip(singles, outcomes, strict=True):
+        parameters += [s.claim.ingestion_id, len(outcome.accepted), len(outcome.rejected)]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, parameters)
+
+
+def _release(claims: list[Claim]) -> None:
+    """The chunk failed: let the leases run out now, so that each ingestion is claimed again
+    alone, by its own message or, if it has none, by the recovery."""
+    Ingestion.objects.filter(
+        id__in=[c.ingestion_id for c in claims], status=Ingestion.Status.PROCESSING
+    ).update(lease_expires_at=timezone.now())
 
 
 # -- Isolating a chunk that keeps killing the worker -----------------------------------------

@@ -14,13 +14,20 @@ import codecs
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
+from mmap import mmap
+from typing import Literal, TypeAlias
 
 import msgspec
 
 from ingestion.fhir import submission_kind
 
 UTF8_CHECK_SLICE = 1 << 20
+# Bodies are read in blocks of this size where a whole-body copy would be needed.
+BLOCK_BYTES = 8 << 20
+
+# A body is bytes, or a read-only map of the file the web server spooled it to (never copied
+# whole: each chunk's bytes are cut from it as that chunk is staged).
+Body: TypeAlias = bytes | mmap
 # Deepest nesting of arrays and objects a submitted body may have (docs/reliability.md).
 MAX_NESTING = 64
 
@@ -58,7 +65,7 @@ class Submission:
     """A checked body. ``chunks()`` builds each chunk's bytes only when it is asked for."""
 
     kind: Literal["single", "batch"]
-    body: bytes
+    body: Body
     entries: list[msgspec.Raw]
     bounds: tuple[tuple[int, int], ...]  # (first entry index, entry count) per chunk
 
@@ -82,8 +89,11 @@ _resource_decoder = msgspec.json.Decoder(_Resource)
 _request_decoder = msgspec.json.Decoder(_Request)
 
 
-def parse_submission(body: bytes, *, chunk_entries: int, chunk_bytes: int) -> Submission:
-    if not body.strip():
+_BLANK = re.compile(rb"\s*\Z")
+
+
+def parse_submission(body: Body, *, chunk_entries: int, chunk_bytes: int) -> Submission:
+    if _BLANK.match(body):
         raise NotABundle("The request body is empty; expected a JSON FHIR Bundle.")
     check_nesting(body)
     top = _decode_top(body)
@@ -106,7 +116,7 @@ _NOT_STRUCTURE = bytes(set(range(256)) - set(b'"[]{}'))
 _CURLY_AS_SQUARE = bytes.maketrans(b"{}", b"[]")
 
 
-def check_nesting(body: bytes, limit: int = MAX_NESTING) -> None:
+def check_nesting(body: Body, limit: int = MAX_NESTING) -> None:
     """Refuse a body whose arrays and objects nest deeper than ``limit``, before any parser
     recurses into it (a deep enough body exhausts the stack of a recursive parser).
 
@@ -116,8 +126,7 @@ def check_nesting(body: bytes, limit: int = MAX_NESTING) -> None:
     each pass removes the innermost pairs, so a body of depth d is empty after d passes.
     Unclosed brackets are refused here too (a parser skipping them could recurse as deep).
     """
-    unescaped = _ESCAPE.sub(b"", body) if b"\\" in body else body
-    structure = unescaped.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    structure = _structure(body).replace(b'""', b"")
     brackets = _STRING.sub(b"", structure).translate(_CURLY_AS_SQUARE)
     for _ in range(limit):
         inner = brackets.replace(b"[]", b"")
@@ -134,7 +143,26 @@ def check_nesting(body: bytes, limit: int = MAX_NESTING) -> None:
     )
 
 
-def _decode_top(body: bytes) -> dict[str, msgspec.Raw]:
+def _structure(body: Body) -> bytes:
+    """The body's quotes and brackets, escaped characters dropped, read a block at a time
+    (a few percent of the body, never a whole copy of it)."""
+    view = memoryview(body)
+    parts: list[bytes] = []
+    escaped_next = False  # the previous block ended with a backslash escaping this one's first
+    for start in range(0, len(view), BLOCK_BYTES):
+        block = bytes(view[start : start + BLOCK_BYTES])
+        if escaped_next:
+            block = block[1:]
+        escaped_next = False
+        if b"\\" in block:
+            block = _ESCAPE.sub(b"", block)
+            if block.endswith(b"\\"):  # only a trailing backslash can be left unpaired
+                block, escaped_next = block[:-1], True
+        parts.append(block.translate(None, _NOT_STRUCTURE))
+    return b"".join(parts)
+
+
+def _decode_top(body: Body) -> dict[str, msgspec.Raw]:
     try:
         return _top_decoder.decode(body)
     except msgspec.ValidationError:
@@ -144,7 +172,7 @@ def _decode_top(body: bytes) -> dict[str, msgspec.Raw]:
         raise NotABundle(f"The body is not valid JSON: {error}.") from None
 
 
-def _check_utf8(body: bytes) -> None:
+def _check_utf8(body: Body) -> None:
     """msgspec skips over strings inside Raw values without checking their encoding."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     view = memoryview(body)

@@ -11,15 +11,18 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from config.breaker import broker_breaker
+from ingestion.broker import oldest_waiting_ingestion
 from ingestion.faults import is_transient, retry_transient
 from ingestion.models import Ingestion
 from ingestion.pipeline import (
+    UNREADABLE,
     ingestion_fail,
     ingestion_process,
     ingestion_release,
     ingestions_to_recover,
 )
 from ingestion.staging import UnreadablePayload
+from ingestion.wakeups import singles_message_due, singles_message_sent, singles_message_taken
 
 log = logging.getLogger(__name__)
 
@@ -32,13 +35,17 @@ class BrokerSkipped(Exception):
 def process_ingestion(self: Task, ingestion_id: str) -> None:
     identifier = UUID(ingestion_id)
     try:
-        ingestion_process(identifier)
+        following = ingestion_process(identifier)
     except UnreadablePayload:
-        ingestion_fail(identifier, "The staged payload could not be read; resubmit the Bundle.")
+        ingestion_fail(identifier, UNREADABLE)
     except Exception as error:
         # Log the kind only: an exception message could quote data.
         log.warning("ingestion %s: attempt failed (%s)", identifier, type(error).__name__)
         _retry_or_fail(self, identifier)
+        return
+    if following is not None:  # its practice has more singles waiting than one claim takes
+        enqueue(following.ingestion_id)
+        singles_message_sent(following.practice_id)
 
 
 def _retry_or_fail(task: Task, ingestion_id: UUID) -> None:
@@ -74,14 +81,18 @@ def enqueue(ingestion_id: UUID) -> None:
     )
 
 
-def enqueue_submitted(ingestion_id: UUID) -> None:
+def enqueue_submitted(ingestion_id: UUID, *, single_of: int | None = None) -> None:
     """Publish a just-committed submission, whose ``enqueued_at`` was set when it was created.
 
     Setting it with the insert spares every submission a second write. If publishing fails
     (broker down), it is cleared, so the recovery picks the ingestion up after its grace
     period; nothing is lost either way. While the broker breaker is open (it failed a
-    moment ago), publishing is not even tried.
+    moment ago), publishing is not even tried. A single (``single_of``: its practice) is not
+    published while a message for its practice's singles is on its way: that message's
+    claim takes it along (ingestion.wakeups).
     """
+    if single_of is not None and not singles_message_due(single_of):
+        return
     try:
         if broker_breaker.is_open:
             raise BrokerSkipped
@@ -90,6 +101,8 @@ def enqueue_submitted(ingestion_id: UUID) -> None:
         Ingestion.objects.filter(id=ingestion_id, status=Ingestion.Status.QUEUED).update(
             enqueued_at=None
         )
+        if single_of is not None:
+            singles_message_taken(single_of)  # no message is on its way after all
         if isinstance(error, BrokerSkipped):
             return
         broker_breaker.trip(error)
@@ -110,8 +123,9 @@ def republish_waiting(ingestion: Ingestion) -> None:
 
 @shared_task(ignore_result=True)
 def recover_ingestions() -> int:
-    """Periodic (Celery beat): re-enqueue what a lost message or a dead worker left behind."""
-    identifiers = ingestions_to_recover()
+    """Periodic (Celery beat): re-enqueue what a lost message or a dead worker left behind,
+    and nothing whose message still waits in the broker's queue (ingestion.broker)."""
+    identifiers = ingestions_to_recover(oldest_waiting=oldest_waiting_ingestion())
     for identifier in identifiers:
         enqueue(identifier)
     if identifiers:

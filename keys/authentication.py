@@ -1,21 +1,24 @@
 """``Authorization: Bearer rgk_...`` for the API, as a DRF authentication class.
 
-Every request looks its key up by prefix in the database and compares the SHA-256 digest
-in constant time. Nothing is cached in the process, so a revocation or rotation holds from
-the next request in every web process. Diagnostics never repeat the presented token.
+Every request looks its key up by prefix (through the short Redis cache of
+:mod:`keys.cache`, in the round trip that also counts the request for the caller's rate
+limit) and compares the SHA-256 digest in constant time. Nothing is cached in the process,
+so a revocation or rotation holds from the next request in every web process. Diagnostics
+never repeat the presented token.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
-from keys.models import ApiKey, is_sandbox_token, is_well_formed
-from keys.selectors import key_for_token
+from keys.cache import Counter, key_lookup
+from keys.models import ApiKey, is_sandbox_token, is_well_formed, token_prefix
 from keys.services import key_mark_used
 from registry.models import Practice
 
@@ -30,6 +33,7 @@ class KeyPrincipal:
     """``request.user`` for a request made with an API key: the key, acting for its practice."""
 
     key: ApiKey
+    count: int | None = None  # the view's counter after this request (keys.cache.Counter)
     is_authenticated = True
     is_anonymous = False
 
@@ -45,15 +49,22 @@ class ApiKeyAuthentication(BaseAuthentication):
     """Sets ``request.user`` to a :class:`KeyPrincipal` and ``request.auth`` to the ApiKey.
 
     No header at all authenticates nobody (``None``), and the scope permission then answers
-    401; a header that is present but wrong is refused here, also with 401.
+    401; a header that is present but wrong is refused here, also with 401. A view may pass
+    ``counter``, which names the counter of a key prefix to increment in the lookup's round
+    trip (the API's rate limit); its value is the principal's ``count``.
     """
+
+    def __init__(self, counter: Callable[[str], Counter] | None = None) -> None:
+        self.counter = counter
 
     def authenticate(self, request: Request) -> tuple[KeyPrincipal, ApiKey] | None:
         header = get_authorization_header(request)
         if not header:
             return None
         token = _bearer_token(header)
-        key = key_for_token(token)
+        counter = self.counter(token_prefix(token)) if self.counter else None
+        found = key_lookup(token, counter=counter)
+        key = found.key
         if key is None or not key.matches(token):
             raise AuthenticationFailed(INVALID)
         if not key.is_active:
@@ -65,8 +76,9 @@ class ApiKeyAuthentication(BaseAuthentication):
             # test key writing into the registry or a live key into a sandbox.
             log.warning("refused api key %s: its kind no longer fits its practice", key.prefix)
             raise AuthenticationFailed(INVALID)
-        key_mark_used(key=key)
-        return KeyPrincipal(key), key
+        if found.first_use_this_minute is not False:
+            key_mark_used(key=key)
+        return KeyPrincipal(key, found.count), key
 
     def authenticate_header(self, request: Request) -> str:
         return SCHEME

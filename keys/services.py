@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from keys.cache import key_cache_revoked
 from keys.models import SCOPES, ApiKey, KeyEvent, new_token, token_digest, token_prefix
 from registry.models import Practice
 
@@ -160,6 +161,15 @@ def _revoke(key: ApiKey, *, by: User | None) -> None:
     key.revoked_at = timezone.now()
     key.revoked_by = by
     key.save(update_fields=["revoked_at", "revoked_by"])
+    # At once, so that from here on no request can cache the key as active; and again after
+    # the commit, so that the tombstone outlives the transaction by a cache lifetime.
+    prefix = key.prefix
+    key_cache_revoked(prefix)
+
+    def forget_cached_copies() -> None:
+        key_cache_revoked(prefix)
+
+    transaction.on_commit(forget_cached_copies, robust=True)
 
 
 def _record(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -28,13 +29,7 @@ def _insert_few(
     rows: list[Sequence[Any]],
     json_positions: list[int],
 ) -> None:
-    columns = [_column(model, name) for name in fields]
-    row_placeholder = sql.SQL("({})").format(sql.SQL(", ").join([sql.Placeholder()] * len(fields)))
-    statement = sql.SQL("INSERT INTO {} ({}) VALUES {}").format(
-        sql.Identifier(model._meta.db_table),
-        sql.SQL(", ").join(map(sql.Identifier, columns)),
-        sql.SQL(", ").join([row_placeholder] * len(rows)),
-    )
+    statement = _insert_statement(model, tuple(fields), len(rows))
     parameters: list[Any] = []
     for row in rows:
         values = list(row)
@@ -43,6 +38,20 @@ def _insert_few(
         parameters.extend(values)
     with connection.wrap_database_errors, connection.cursor() as cursor:
         cursor.cursor.execute(statement, parameters)
+
+
+@lru_cache(maxsize=256)
+def _insert_statement(model: type[models.Model], fields: tuple[str, ...], rows: int) -> str:
+    """``INSERT ... VALUES`` for ``rows`` rows, composed once (composing costs more than
+    sending it)."""
+    columns = [_column(model, name) for name in fields]
+    row_placeholder = sql.SQL("({})").format(sql.SQL(", ").join([sql.Placeholder()] * len(fields)))
+    statement = sql.SQL("INSERT INTO {} ({}) VALUES {}").format(
+        sql.Identifier(model._meta.db_table),
+        sql.SQL(", ").join(map(sql.Identifier, columns)),
+        sql.SQL(", ").join([row_placeholder] * rows),
+    )
+    return statement.as_string()
 
 
 def insert_rows(

@@ -1,5 +1,6 @@
 """``celery -A tests.crashing_worker``: the real worker, which dies outright (``os._exit``,
-as a segfault or the OOM killer would kill it) whenever it applies the chart CRASH-ME."""
+as a segfault or the OOM killer would kill it) whenever it applies the chart CRASH-ME, alone
+or among the singles of a combined claim."""
 
 from __future__ import annotations
 
@@ -15,19 +16,28 @@ __all__ = ["app"]
 CRASHING_CHART = "CRASH-ME"
 
 
+def _charts(results: Any) -> set[Any]:
+    return {getattr(r, "external_record_id", None) for r in results}
+
+
 @task_prerun.connect
 def _arm(**_: Any) -> None:
     from ingestion import pipeline
 
     if getattr(pipeline.records_apply, "armed", False):
         return
-    original = pipeline.records_apply
+    original, original_parts = pipeline.records_apply, pipeline.records_apply_parts
 
     def records_apply(**kwargs: Any) -> Any:
-        charts = {getattr(r, "external_record_id", None) for r in kwargs["results"]}
-        if CRASHING_CHART in charts:
+        if CRASHING_CHART in _charts(kwargs["results"]):
             os._exit(70)
         return original(**kwargs)
 
+    def records_apply_parts(**kwargs: Any) -> Any:
+        if any(CRASHING_CHART in _charts(part.results) for part in kwargs["parts"]):
+            os._exit(70)
+        return original_parts(**kwargs)
+
     records_apply.armed = True  # type: ignore[attr-defined]
     pipeline.records_apply = records_apply  # type: ignore[assignment]
+    pipeline.records_apply_parts = records_apply_parts  # type: ignore[assignment]

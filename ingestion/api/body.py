@@ -1,21 +1,47 @@
-"""Reading a request body sent with ``Transfer-Encoding: chunked`` (no Content-Length).
+"""Reading a request body without holding it in memory twice.
 
-Django reads a body only as far as ``CONTENT_LENGTH`` says, so a chunked body looks empty.
-The server decodes the chunks; this reads the decoded stream directly, a block at a time, and
-stops one byte past the limit: a body too large is refused (413) without being held whole.
+* Under ASGI (config/front.py), Django has spooled the body to a temporary file (on disk past
+  ``FILE_UPLOAD_MAX_MEMORY_SIZE``) before the view runs, whatever its framing. A large body
+  is mapped from that file read-only (:func:`spooled_body`), not read into memory: the
+  parser validates it in place and each chunk's bytes are cut from it as the chunk is
+  staged, so the web holds about one body, in the page cache, not several copies.
+* Under WSGI (tests, ``runserver``), Django reads a body only as far as ``CONTENT_LENGTH``
+  says, so a chunked body looks empty: the server decodes the chunks, and
+  :func:`read_chunked` reads the decoded stream a block at a time, stopping one byte past
+  the limit, so a body too large is refused (413) without being held whole.
 """
 
 from __future__ import annotations
 
-from typing import BinaryIO, cast
+import mmap
+import os
+from typing import IO, BinaryIO, cast
 
+from django.conf import settings
 from rest_framework.request import Request
+
+from ingestion.submission import Body
 
 BLOCK_BYTES = 1 << 20
 
 
 class BodyTooLarge(Exception):
     pass
+
+
+def spooled_body(request: Request, limit: int) -> Body | None:
+    """The body Django spooled under ASGI (None under WSGI): small ones read, large ones
+    mapped read-only from the spooled file."""
+    spooled = cast(IO[bytes] | None, getattr(request._request, "spooled_body", None))
+    if spooled is None:
+        return None
+    size = spooled.seek(0, os.SEEK_END)
+    if size > limit:
+        raise BodyTooLarge
+    spooled.seek(0)
+    if size <= settings.FILE_UPLOAD_MAX_MEMORY_SIZE:
+        return spooled.read()
+    return mmap.mmap(spooled.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def is_chunked(request: Request) -> bool:

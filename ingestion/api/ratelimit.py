@@ -1,24 +1,51 @@
 """120 requests per minute per API key and per endpoint, counted in the shared cache.
 
-django-ratelimit keeps the counters in the Django cache (Redis in production), so the limit
-holds across gunicorn processes and machines. If the cache cannot be reached the limiter
-fails open: a submission is worth more than a rate limit, and it is logged. The cache's
-timeouts bound the wait, and after a failure the breaker skips the cache for a few seconds.
+The counters live in Redis, so the limit holds across gunicorn processes and machines. A
+request's counter is a fixed one-minute window per key and endpoint, incremented in the
+same Redis round trip that looks the key up (:func:`rate_counter`, :mod:`keys.cache`): one
+round trip per request for both. Without Redis (the embedded default), django-ratelimit
+counts in the Django cache. If the cache cannot be reached the limiter fails open: a
+submission is worth more than a rate limit, and it is logged. The cache's timeouts bound the
+wait, and after a failure the breaker skips the cache for a few seconds.
 """
 
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 
 from django.conf import settings
+from django.core.cache import caches
 from django_ratelimit.core import get_usage
 from rest_framework.request import Request
 
 from config.breaker import cache_breaker
 from config.client import client_address
 from ingestion.api.errors import RateLimited
+from keys.cache import Counter
 
 log = logging.getLogger(__name__)
+
+PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _limit() -> tuple[int, int]:
+    """REGISTRY_RATE_LIMIT ("120/m") as (requests, seconds)."""
+    count, period = settings.REGISTRY_RATE_LIMIT.split("/")
+    return int(count), PERIODS[period]
+
+
+def rate_counter(group: str) -> Callable[[str], Counter]:
+    """The counter of a key prefix for this endpoint, in the current window."""
+
+    def counter(prefix: str) -> Counter:
+        _, seconds = _limit()
+        window = int(time.time() // seconds)
+        name = caches["default"].make_key(f"rl:{group}:{prefix}:{window}")
+        return Counter(name, 2 * seconds)
+
+    return counter
 
 
 def _per_key(group: str, request: Request) -> str:
@@ -26,6 +53,12 @@ def _per_key(group: str, request: Request) -> str:
 
 
 def enforce_rate_limit(request: Request, *, group: str) -> None:
+    count = getattr(request.user, "count", None)
+    if count is not None:  # counted with the key lookup (keys.cache)
+        limit, seconds = _limit()
+        if count > limit:
+            raise RateLimited(retry_after=int(seconds - time.time() % seconds) + 1)
+        return
     if cache_breaker.is_open:
         return  # the cache failed a moment ago: fail open without waiting on it again
     try:

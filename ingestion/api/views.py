@@ -14,10 +14,10 @@ from rest_framework.response import Response
 
 from ingestion.api import schema
 from ingestion.api.accepted import accepted_outcome
-from ingestion.api.body import BodyTooLarge, is_chunked, read_chunked
+from ingestion.api.body import BodyTooLarge, is_chunked, read_chunked, spooled_body
 from ingestion.api.capability import api_base
 from ingestion.api.errors import FhirError
-from ingestion.api.ratelimit import enforce_rate_limit
+from ingestion.api.ratelimit import enforce_rate_limit, rate_counter
 from ingestion.api.unsupported import FhirView
 from ingestion.models import Ingestion
 from ingestion.preview import bundle_validate
@@ -25,7 +25,7 @@ from ingestion.progress import progress_headers
 from ingestion.receipt import pieces_async, receipt_stream
 from ingestion.selectors import ingestion_get, ingestion_receipt
 from ingestion.services import ingestion_for_key, ingestion_retried, ingestion_submit
-from ingestion.submission import NotABundle, Submission, parse_submission
+from ingestion.submission import Body, NotABundle, Submission, parse_submission
 from keys.authentication import ApiKeyAuthentication
 from keys.models import INGEST_READ, INGEST_WRITE, ApiKey
 from keys.permissions import HasScope
@@ -38,6 +38,10 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 class RegistryApiView(FhirView):
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [HasScope]
+    rate_group = ""  # the endpoint's rate-limit counter, counted as the key is looked up
+
+    def get_authenticators(self) -> list[ApiKeyAuthentication]:  # type: ignore[override]
+        return [ApiKeyAuthentication(counter=rate_counter(self.rate_group))]
 
     def practice(self, request: Request) -> Practice:
         """The key's practice (HasScope has let only requests with an ApiKey through)."""
@@ -46,6 +50,7 @@ class RegistryApiView(FhirView):
 
 class SubmitBundleView(RegistryApiView):
     required_scope = INGEST_WRITE
+    rate_group = "submit"
     what = "Bundle"
     takes = (
         "A Bundle is submitted with POST (or checked with POST [base]/Bundle/$validate); "
@@ -55,7 +60,7 @@ class SubmitBundleView(RegistryApiView):
 
     @schema.submit
     def post(self, request: Request) -> Response:
-        enforce_rate_limit(request, group="submit")
+        enforce_rate_limit(request, group=self.rate_group)
         practice = self.practice(request)
         idempotency_key = _idempotency_key(request)
         earlier = ingestion_for_key(practice=practice, idempotency_key=idempotency_key)
@@ -79,12 +84,13 @@ class ValidateBundleView(RegistryApiView):
     answered at once (200 and an OperationOutcome), with nothing stored (ingestion.preview)."""
 
     required_scope = INGEST_WRITE
+    rate_group = "validate"
     what = "Bundle/$validate"
     takes = "$validate is called with POST and a Bundle as the body."
 
     @schema.validate
     def post(self, request: Request) -> Response:
-        enforce_rate_limit(request, group="validate")
+        enforce_rate_limit(request, group=self.rate_group)
         _check_content_type(request)
         most = settings.REGISTRY_VALIDATE_MAX_ENTRIES
         body = _read_body(request)
@@ -103,6 +109,7 @@ class ValidateBundleView(RegistryApiView):
 
 class IngestionStatusView(RegistryApiView):
     required_scope = INGEST_READ
+    rate_group = "status"
     what = "an ingestion"
     takes = (
         "An ingestion's receipt is read with GET; an ingestion cannot be changed or deleted "
@@ -111,7 +118,7 @@ class IngestionStatusView(RegistryApiView):
 
     @schema.status
     def get(self, request: Request, ingestion: str) -> Response | StreamingHttpResponse:
-        enforce_rate_limit(request, group="status")
+        enforce_rate_limit(request, group=self.rate_group)
         found = ingestion_get(practice=self.practice(request), ingestion_id=ingestion)
         if found is None:
             raise FhirError(404, "not-found", "No ingestion with this id for this practice.")
@@ -154,7 +161,7 @@ def _idempotency_key(request: Request) -> str | None:
     return value
 
 
-def _parse(body: bytes, *, chunk_entries: int, chunk_bytes: int) -> Submission:
+def _parse(body: Body, *, chunk_entries: int, chunk_bytes: int) -> Submission:
     try:
         return parse_submission(body, chunk_entries=chunk_entries, chunk_bytes=chunk_bytes)
     except NotABundle as error:
@@ -171,7 +178,7 @@ def _check_content_type(request: Request) -> None:
         )
 
 
-def _read_body(request: Request) -> bytes:
+def _read_body(request: Request) -> Body:
     limit = settings.REGISTRY_MAX_BODY_BYTES
     too_large = FhirError(
         413,
@@ -179,6 +186,12 @@ def _read_body(request: Request) -> bytes:
         f"The body is larger than the limit of {limit} bytes.",
         expression="Bundle",
     )
+    try:
+        spooled = spooled_body(request, limit)
+    except BodyTooLarge:
+        raise too_large from None
+    if spooled is not None:
+        return spooled
     if is_chunked(request):
         try:
             return read_chunked(request, limit)

@@ -15,9 +15,9 @@ The definitions live here twice on purpose, as Python (:func:`contribution`) and
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 from uuid import UUID
 
@@ -146,40 +146,59 @@ def year_cells(year_from: int | None, year_to: int | None) -> Q:
 # --- Reading facts ------------------------------------------------------------------------------
 
 
+def record_facts(
+    *, record: Mapping[str, Any], children: Iterable[Any], roles: Iterable[str]
+) -> Facts:
+    """A record's facts, from its stored rows or from the values just written for it.
+
+    The one place facts are built: ``record`` holds the record's own values (by the names
+    of ``RECORD_FACTS``), ``children`` are stored rows or a course's children (the same
+    attribute names as :class:`Child`'s columns), ``roles`` the role of each who attended
+    ("other" too). A voided record contributes nothing, so its children are not read.
+    """
+    attended = set(roles)
+    return Facts(
+        **{name: record[name] for name in RECORD_FACTS},
+        children=() if record["voided"] else tuple(_child_facts(child) for child in children),
+        roles=frozenset(attended) & BENCHMARKED,
+        attended=bool(attended),
+    )
+
+
+CHILD_FACTS = [f.name for f in fields(ChildFacts)]  # Child's columns of the same names
+
+
+def _child_facts(child: Any) -> ChildFacts:
+    return ChildFacts(**{name: getattr(child, name) for name in CHILD_FACTS})
+
+
 def facts_load(record_ids: Iterable[UUID]) -> dict[UUID, Facts]:
     """The stored facts of these records (those that exist), in at most three queries."""
     ids = list(record_ids)
     if not ids:
         return {}
-    rows = Record.objects.filter(id__in=ids).values_list("id", *_RECORD_FACTS)
-    records = {row[0]: dict(zip(_RECORD_FACTS, row[1:], strict=True)) for row in rows}
+    rows = Record.objects.filter(id__in=ids).values_list("id", *RECORD_FACTS)
+    records = {row[0]: dict(zip(RECORD_FACTS, row[1:], strict=True)) for row in rows}
     live = [record_id for record_id, row in records.items() if not row["voided"]]
-    children: dict[UUID, list[ChildFacts]] = defaultdict(list)
+    children: dict[UUID, list[Any]] = defaultdict(list)
     roles: dict[UUID, set[str]] = defaultdict(set)  # every role that attended, "other" too
     if live:
-        for record_id, outcome, weight, weeks, apgar in Child.objects.filter(
-            record_id__in=live
-        ).values_list(
-            "record_id", "outcome", "birth_weight_grams", "gestational_age_weeks", "apgar_5"
+        for child in Child.objects.filter(record_id__in=live).values_list(
+            "record_id", *CHILD_FACTS, named=True
         ):
-            children[record_id].append(ChildFacts(outcome, weight, weeks, apgar))
+            children[child.record_id].append(child)
         for record_id, role in Attendance.objects.filter(
             record_id__in=live, kind=Attendance.Kind.ATTENDED
         ).values_list("record_id", "role"):
             roles[record_id].add(role)
     return {
-        record_id: Facts(
-            **row,
-            children=tuple(children[record_id]),
-            roles=frozenset(roles[record_id]) & BENCHMARKED,
-            attended=bool(roles[record_id]),
-        )
+        record_id: record_facts(record=row, children=children[record_id], roles=roles[record_id])
         for record_id, row in records.items()
     }
 
 
 # The record's own columns a Facts holds, by name.
-_RECORD_FACTS = [
+RECORD_FACTS = [
     "birth_year",
     "voided",
     "suspected_duplicate",
@@ -193,19 +212,25 @@ BENCHMARKED = frozenset(ATTENDANT_ROLES)
 
 @contextmanager
 def counts_kept(
-    *, practice_id: int, record_ids: Iterable[UUID], new_record_ids: Iterable[UUID] = ()
+    *,
+    practice_id: int,
+    record_ids: Iterable[UUID],
+    new_record_ids: Iterable[UUID] = (),
+    facts_after: Callable[[], Mapping[UUID, Facts]] | None = None,
 ) -> Iterator[None]:
     """Around a change to these records of one practice: their old counts out, new ones in.
 
     Must run inside the change's transaction, under the practice lock (as every writer of
     records holds it), so counts and records commit or roll back together. Records the
-    change creates may be named in ``new_record_ids``: nothing to read before for them.
+    change creates may be named in ``new_record_ids``: nothing to read before for them. A
+    writer that knows what it wrote passes ``facts_after`` (built with
+    :func:`record_facts`), and nothing is read back after the change.
     """
     ids = list(record_ids)
     new = set(new_record_ids)
     before = facts_load(record_id for record_id in ids if record_id not in new)
     yield
-    after = facts_load(ids)
+    after = facts_after() if facts_after is not None else facts_load(ids)
     delta = tally_of(before.values(), sign=-1)
     counts_write(practice_id=practice_id, tally=tally_of(after.values(), into=delta))
 

@@ -62,3 +62,19 @@ def test_no_traceback_or_value_reaches_the_log():
     assert "failed for batch (ValueError at" in line
     assert "C-secret-123" not in line
     assert "Traceback" not in line
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 7, 64])
+def test_the_body_is_read_in_blocks_with_escapes_across_their_edges(monkeypatch, block):
+    """A backslash at the end of one block escapes the first character of the next."""
+    from ingestion import submission
+
+    tricky = b'{"a":"\\\\\\"[[","b":"x\\\\","c":["\\"]",{"d":"\\\\"}]}'
+    deep = b'{"e":"\\"' + b'"' + b"[" * 70 + b"]" * 70 + b"}"
+    unclosed = b'{"f":"\\\\"' + b"[" * 3 + b"}"
+    monkeypatch.setattr(submission, "BLOCK_BYTES", block)
+    check_nesting(tricky)
+    with pytest.raises(NotABundle, match="deeper"):
+        check_nesting(deep)
+    with pytest.raises(NotABundle, match="do not match"):
+        check_nesting(unclosed)

@@ -6,6 +6,7 @@ import threading
 from datetime import timedelta
 
 import pytest
+from django.core.cache import caches
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -15,6 +16,7 @@ from keys.authentication import ApiKeyAuthentication
 from keys.models import INGEST_READ, SCOPES, ApiKey, KeyEvent
 from keys.services import key_mint, key_revoke, key_rotate
 from registry.models import Practice
+from tests.conftest import clear_cached_keys
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.keys.urls")]
 
@@ -155,13 +157,20 @@ def test_use_is_recorded_at_most_once_a_minute(client, minted):
     key.refresh_from_db()
     assert key.last_used_at == first_use
 
-    ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now() - timedelta(minutes=2))
+    a_minute_later(key)
     call(client, f"Bearer {token}")
     key.refresh_from_db()
     assert key.last_used_at > first_use
 
 
-def test_a_recent_key_costs_one_query_and_a_stale_one_two(rf, minted):
+def a_minute_later(key: ApiKey) -> None:
+    """As if a minute had passed: the use noted in the database and in Redis (the cached key,
+    the once-a-minute mark) both older than that."""
+    ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now() - timedelta(minutes=2))
+    clear_cached_keys()
+
+
+def test_a_key_costs_one_query_when_not_cached_and_none_while_cached(rf, minted):
     key, token = minted
     ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now())
     request = rf.get("/write", HTTP_AUTHORIZATION=f"Bearer {token}")
@@ -171,11 +180,40 @@ def test_a_recent_key_costs_one_query_and_a_stale_one_two(rf, minted):
     assert auth.practice.slug == "st-mary"
     assert principal.practice == auth.practice
 
-    ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now() - timedelta(minutes=5))
+    with CaptureQueriesContext(connection) as queries:
+        principal, auth = ApiKeyAuthentication().authenticate(request)
+    assert len(queries) == 0  # from the cache in Redis, practice included
+    assert auth.practice.slug == "st-mary"
+    assert auth.scopes == list(SCOPES)
+
+    a_minute_later(key)
     with CaptureQueriesContext(connection) as queries:
         ApiKeyAuthentication().authenticate(request)
     assert len(queries) == 2
     assert queries[1]["sql"].startswith("UPDATE")
+
+
+def test_without_the_cache_every_request_reads_the_key(rf, minted, settings):
+    settings.REGISTRY_KEY_CACHE_SECONDS = 0
+    key, token = minted
+    ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now())
+    request = rf.get("/write", HTTP_AUTHORIZATION=f"Bearer {token}")
+    for _ in range(2):
+        with CaptureQueriesContext(connection) as queries:
+            ApiKeyAuthentication().authenticate(request)
+        assert len(queries) == 1
+
+
+def test_a_request_that_read_the_key_before_its_revocation_cannot_cache_it(client, minted):
+    """The race a cache invites: a lookup reads the key (active), the key is revoked, then
+    the lookup fills the cache. The revocation's tombstone wins."""
+    from keys.cache import _fill
+
+    key, token = minted
+    read_before = ApiKey.objects.select_related("practice").get(pk=key.pk)
+    key_revoke(practice=key.practice, via=KeyEvent.Via.COMMAND)
+    _fill(caches["default"]._cache.get_client(write=True), read_before)
+    assert_401(call(client, f"Bearer {token}"), token)
 
 
 @pytest.mark.django_db(transaction=True)
