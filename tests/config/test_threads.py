@@ -38,7 +38,6 @@ def test_requests_share_a_bounded_set_of_threads(tmp_path):
     tokens = [mint(Practice.objects.create(slug=f"clinic-{i}")) for i in range(CLIENTS)]
     env = workers.worker_environment(REGISTRY_WEB_THREADS=str(THREADS))
     with Stack(env, tmp_path).web() as web:
-        (worker_pid,) = [c.pid for c in psutil.Process(web.process.pid).children()]
         most, stop = [], threading.Event()
 
         def sample() -> None:
@@ -62,7 +61,9 @@ def test_requests_share_a_bounded_set_of_threads(tmp_path):
                 ]
 
         # Warm: the database pool, Redis and the broker connection have their threads.
+        # The arbiter listens before it forks its worker: the worker exists once it has answered.
         assert client(0, count=1) == [202] and requests.get(f"{web.url}/healthz", timeout=30).ok
+        (worker_pid,) = [c.pid for c in psutil.Process(web.process.pid).children()]
         idle = threads_of(worker_pid)
         most.append(idle)
 
