@@ -12,7 +12,13 @@ from typing import Any
 
 from registry.models import Provider
 from registry.statistics import quality
-from registry.statistics.benchmarks import FIGURES, FIGURES_BY_NAME, TREND_FIGURES, UNRELIABLE_BELOW
+from registry.statistics.benchmarks import (
+    FIGURES,
+    FIGURES_BY_NAME,
+    HEADLINE,
+    TREND_FIGURES,
+    UNRELIABLE_BELOW,
+)
 from registry.statistics.selectors import RATES
 
 NICE_SCALES = [0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 0.75, 1.0]
@@ -49,6 +55,7 @@ class Chart:
     description: str
     scale: str  # the value a full bar stands for
     rows: list[Row]
+    ticks: tuple[str, ...] = ()  # a trend's axis values, top to bottom
 
 
 def benchmark_charts(compared: dict[str, Any]) -> list[Chart]:
@@ -77,7 +84,10 @@ def trend_charts(compared: dict[str, Any]) -> list[Chart]:
             scale = _scale(points)
             rows = [Row(str(point["year"]), *_bars(point, scale)) for point in points]
             title = f"{FIGURES_BY_NAME[name].label} · {_role_label(role)}"
-            charts.append(Chart(f"{role}-{name}", title, _description(name), _pct(scale), rows))
+            ticks = (_tick(scale), _tick(scale / 2), "0%")
+            charts.append(
+                Chart(f"{role}-{name}", title, _description(name), _pct(scale), rows, ticks)
+            )
     return charts
 
 
@@ -196,6 +206,101 @@ def _scale(comparisons: list[dict[str, Any]]) -> float:
 
 def _pct(scale: float) -> str:
     return f"{scale:.0%}"
+
+
+def _tick(value: float) -> str:
+    """An axis value: ``12.5%``, ``50%``."""
+    return f"{value * 100:g}%"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A headline figure of all births: the practice's, and the registry's beside it."""
+
+    name: str
+    label: str
+    practice: str
+    practice_counts: str
+    practice_unreliable: bool
+    registry: str  # "" when not shown
+    registry_counts: str
+    registry_unreliable: bool
+
+
+def headline_figures(compared: dict[str, Any]) -> list[Headline]:
+    """The headline tiles, in :data:`HEADLINE` order."""
+    figures = []
+    for figure in HEADLINE:
+        practice, registry = (compared["headline"][figure.name][k] for k in SIDES)
+        shown = "suppressed" not in registry
+        figures.append(
+            Headline(
+                figure.name,
+                figure.label,
+                _rate(practice),
+                _counts(practice),
+                practice["unreliable"] and practice["denominator"] > 0,
+                _rate(registry) if shown else "",
+                f"{_counts(registry)}, {registry['practices']} practices" if shown else "",
+                shown and registry["unreliable"],
+            )
+        )
+    return figures
+
+
+SIDES = ("practice", "registry")
+
+
+def _counts(side: dict[str, Any]) -> str:
+    return f"{side['numerator']:,} of {side['denominator']:,}"
+
+
+def any_not_shown(compared: dict[str, Any]) -> bool:
+    """Whether any registry figure on the page is suppressed (one explanation covers all)."""
+    sides: list[dict[str, Any]] = [f["registry"] for f in compared["headline"].values()]
+    sides += [f["registry"] for role in compared["benchmarks"].values() for f in role.values()]
+    sides += [s["registry"] for _, s in quality.data_quality_rows(compared["data_quality"])]
+    sides += [
+        point["registry"]
+        for figures in compared["trend"].values()
+        for points in figures.values()
+        for point in points
+    ]
+    return any("suppressed" in side for side in sides)
+
+
+def compared_years_text(years: dict[str, Any]) -> str:
+    """Which birth years the comparisons cover, and which they leave out, in words."""
+    included, left_out = years["included"], years["left_out"]
+    if included:
+        text = f"Compared with the registry over birth years {_spans(included)}"
+    else:
+        text = "Compared with the registry over births without a known birth year"
+    if not (left_out or years["unknown_year_left_out"]):
+        return text + "."
+    parts = [_spans(left_out)] if left_out else []
+    if years["unknown_year_left_out"]:
+        parts.append("births without a known birth year")
+    return (
+        f"{text}. Left out: {' and '.join(parts)}, where other practices have too few births "
+        "to show without revealing them; your figures beside the registry's cover the same "
+        "years."
+    )
+
+
+EN_DASH = "\N{EN DASH}"
+
+
+def _spans(years: list[int]) -> str:
+    """``2019\N{EN DASH}2021 and 2023``: runs of consecutive years."""
+    runs: list[list[int]] = []
+    for year in sorted(years):
+        if runs and year == runs[-1][-1] + 1:
+            runs[-1].append(year)
+        else:
+            runs.append([year])
+    words = [str(run[0]) if len(run) == 1 else f"{run[0]}{EN_DASH}{run[-1]}" for run in runs]
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
 
 
 def _description(name: str) -> str:

@@ -19,8 +19,15 @@ denominator, is publishable (and the figure as a whole passes the two rules abov
 figure shown is then a sum of publishable cells, so no combination of figures (any ranges,
 any roles, the trend) isolates a cell that is not publishable: it appears in none of them.
 Records without a known birth year are a cell of their own (year 0), part of a figure only
-when no range is asked for. ``tests/registry/test_benchmarks.py`` checks this with the
+when no range is asked for. ``tests/registry/test_benchmark_privacy.py`` checks this with the
 linear algebra over random registries.
+
+So that one thin year (a single late registration from another practice) never blanks the
+comparisons, they cover only the *comparable* years of the range asked for
+(:func:`comparable_years`): those whose cells of all births pass the rule above. Which years
+those are depends only on whether cells are publishable, which a suppressed figure already
+says; every figure over them is still a sum of publishable cells, so the argument above holds
+for any set of years, and the proof covers these sets too.
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ MIN_PRACTICES = 3  # other practices that must contribute to a registry figure
 SMALL_COUNT = range(1, 10)  # other practices' counts never shown (CDC WONDER natality)
 UNRELIABLE_BELOW = 20  # a denominator under 20 makes a rate unreliable (NCHS)
 TREND_FIGURES = ["low_birth_weight", "preterm"]
+# The headline: the outcome figures of all births, the practice beside the registry.
+HEADLINE_FIGURES = ["low_birth_weight", "preterm", "apgar5_below_7", "consent_granted"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,9 @@ FIGURES: list[Figure] = [
     Figure("consent_granted", "Consent granted", "consent_granted", "births"),
 ]
 FIGURES_BY_NAME = {figure.name: figure for figure in FIGURES}
+HEADLINE = [FIGURES_BY_NAME[name] for name in HEADLINE_FIGURES]
+# The counts of all births a year must pass on to be compared (those the headline divides).
+COMPARABLE_COUNTS = sorted({count for f in HEADLINE for _, count in f.series(ALL)})
 
 
 @dataclass(frozen=True)
@@ -84,6 +96,23 @@ def publishable(cell: Cell, count: str) -> bool:
     """Whether the other practices' part of ``count`` in this one cell may be seen."""
     value = cell.others.get(count, 0)
     return value == 0 or (value not in SMALL_COUNT and cell.contributors.get(count, 0) >= 3)
+
+
+def comparable_years(cells: Cells, years: Iterable[int]) -> tuple[list[int], list[int]]:
+    """The years of ``years`` the comparisons cover, and those they leave out.
+
+    A year is comparable when the other practices' part of every count of all births the
+    headline divides is publishable in it (0, or at least 10 from at least three practices).
+    When none is, nothing is left out: the comparisons cover the range as asked, so the
+    practice's own side stays whole, and the registry's side falls to the rule per figure.
+    """
+    kept: list[int] = []
+    left_out: list[int] = []
+    for year in sorted(set(years)):
+        cell = cells.get((ALL, year), EMPTY)
+        passes = all(publishable(cell, count) for count in COMPARABLE_COUNTS)
+        (kept if passes else left_out).append(year)
+    return (kept, left_out) if kept else (left_out, [])
 
 
 def benchmarks(

@@ -13,7 +13,16 @@ from django.db.models import Count, Q, QuerySet, Sum
 
 from registry.models import COUNT_FIELDS, BirthCount, Practice
 from registry.statistics import quality
-from registry.statistics.benchmarks import FIGURES, Cell, Figure, benchmarks, trend
+from registry.statistics.benchmarks import (
+    FIGURES,
+    HEADLINE,
+    UNKNOWN_YEAR,
+    Cell,
+    Figure,
+    benchmarks,
+    comparable_years,
+    trend,
+)
 from registry.statistics.counts import ALL, ATTENDANT_ROLES, year_cells
 
 # --- Statistics --------------------------------------------------------------------------------
@@ -143,24 +152,45 @@ def _in_scope(name: str) -> Q:
 def benchmarks_for_practice(
     *, practice: Practice, year_from: int | None = None, year_to: int | None = None
 ) -> dict[str, Any]:
-    """``benchmarks``, ``trend`` and ``data_quality``: the practice beside the whole registry.
+    """``compared_years``, ``headline``, ``benchmarks``, ``trend`` and ``data_quality``.
 
-    Two queries over the kept counts (a few rows per practice, birth year and group): the
-    cells of the range with the viewer's and the other practices' counts, and how many
-    other practices contribute over the whole range. What may be shown is decided by the
-    pure rules of :mod:`registry.statistics.benchmarks`, for the attendant-type benchmarks
-    and the data-quality figures alike (:mod:`registry.statistics.quality`).
+    The practice beside the whole registry. Two queries over the kept counts (a few rows
+    per practice, birth year and group): the cells of the range with the viewer's and the
+    other practices' counts, and how many other practices contribute over the years compared.
+    The comparisons cover the comparable years of the range
+    (:func:`registry.statistics.benchmarks.comparable_years`), so one thin year never blanks
+    them; the trend shows every year of the range, each under its own rule. What may be shown
+    is decided by the pure rules of :mod:`registry.statistics.benchmarks`, for the
+    attendant-type benchmarks and the data-quality figures alike
+    (:mod:`registry.statistics.quality`).
     """
     rows = counts_beside_registry(practice=practice).filter(year_cells(year_from, year_to))
     cells = _benchmark_cells(rows, practice)
-    years = {year for _, year in cells}
-    contributors = _contributors(rows.exclude(practice=practice))
+    compared, left_out = comparable_years(cells, {year for _, year in cells})
+    contributors = _contributors(rows.filter(birth_year__in=compared).exclude(practice=practice))
     return {
+        "compared_years": compared_years_shape(compared, left_out),
+        "headline": benchmarks(
+            cells=cells, years=compared, contributors=contributors, roles=[ALL], figures=HEADLINE
+        )[ALL],
         "benchmarks": benchmarks(
-            cells=cells, years=years, contributors=contributors, roles=ATTENDANT_ROLES
+            cells=cells, years=compared, contributors=contributors, roles=ATTENDANT_ROLES
         ),
-        "trend": trend(cells=cells, years=years, roles=ATTENDANT_ROLES),
-        "data_quality": quality.data_quality(cells=cells, years=years, contributors=contributors),
+        "trend": trend(cells=cells, years={year for _, year in cells}, roles=ATTENDANT_ROLES),
+        "data_quality": quality.data_quality(
+            cells=cells, years=compared, contributors=contributors
+        ),
+    }
+
+
+def compared_years_shape(compared: list[int], left_out: list[int]) -> dict[str, Any]:
+    """The JSON's ``compared_years``: the known birth years compared, those left out, and
+    whether births without a known birth year (part of the figures only without a range)
+    were left out too."""
+    return {
+        "included": [year for year in compared if year != UNKNOWN_YEAR],
+        "left_out": [year for year in left_out if year != UNKNOWN_YEAR],
+        "unknown_year_left_out": UNKNOWN_YEAR in left_out,
     }
 
 

@@ -29,9 +29,12 @@ from registry.settings_area import (
     settings_context,
 )
 from registry.statistics.benchmark_charts import (
+    any_not_shown,
     benchmark_charts,
+    compared_years_text,
     data_quality_charts,
     data_quality_glance,
+    headline_figures,
     trend_charts,
 )
 from registry.statistics.charts import BarChart, BarRow, count_bar, is_unreliable, rate_bar
@@ -81,12 +84,15 @@ def statistics_page(request: HttpRequest, membership: Membership) -> HttpRespons
     compared = benchmarks_for_practice(practice=membership.practice, **form.years())
     query = _query(membership, form)
     context |= {
+        "headline_figures": headline_figures(compared),
+        "compared_years": compared_years_text(compared["compared_years"]),
+        "any_not_shown": any_not_shown(compared),
         "benchmark_charts": benchmark_charts(compared),
         "trend_charts": trend_charts(compared),
         "quality_charts": data_quality_charts(compared["data_quality"]),
         "quality_glance": data_quality_glance(compared["data_quality"]),
         "stats": stats,
-        "headline": _headline(stats),
+        "count_tiles": _count_tiles(stats),
         "rate_charts": [_rate_chart(stats, rate) for rate in RATES],
         "births_chart": _births_chart(stats),
         "benchmark_table": _benchmark_table(stats),
@@ -191,8 +197,13 @@ CSV_HEADER = [
 
 
 def benchmark_csv_rows(compared: dict[str, Any]) -> list[list[Any]]:
-    """``benchmark.<figure>`` rows per role and side, then ``trend.<figure>`` rows per year."""
-    rows = []
+    """``compared_year`` rows (``included`` or ``left_out``, a row per birth year),
+    ``headline.<figure>`` rows per side, ``benchmark.<figure>`` rows per role and side, then
+    ``trend.<figure>`` rows per year."""
+    rows = compared_year_rows(compared["compared_years"])
+    for name, sides in compared["headline"].items():
+        for source, side in sides.items():
+            rows.append(["all", f"headline.{name}", *_side_cells(source, "", side)])
     for role, figures in compared["benchmarks"].items():
         for name, sides in figures.items():
             for source, side in sides.items():
@@ -203,6 +214,19 @@ def benchmark_csv_rows(compared: dict[str, Any]) -> list[list[Any]]:
                 for source in ("practice", "registry"):
                     cells = _side_cells(source, point["year"], point[source])
                     rows.append([role, f"trend.{name}", *cells])
+    return rows
+
+
+def compared_year_rows(years: dict[str, Any]) -> list[list[Any]]:
+    """Which birth years the comparisons cover: ``value`` says ``included`` or ``left_out``;
+    births without a known birth year, when left out, are the row whose ``year`` is empty."""
+    rows = [
+        ["all", "compared_year", state, "", "", "registry", year, "", "", ""]
+        for state in ("included", "left_out")
+        for year in years[state]
+    ]
+    if years["unknown_year_left_out"]:
+        rows.append(["all", "compared_year", "left_out", "", "", "registry", "", "", "", ""])
     return rows
 
 
@@ -265,7 +289,7 @@ def _role_label(role: str) -> str:
     return str(Provider.Role(role).label)
 
 
-def _headline(stats: dict[str, Any]) -> list[tuple[str, str, str]]:
+def _count_tiles(stats: dict[str, Any]) -> list[tuple[str, str, str]]:
     return [
         ("Births", f"{stats['births']:,}", "courses of care on file"),
         ("Live births", f"{stats['live_births']:,}", "children born alive"),
@@ -276,10 +300,11 @@ def _headline(stats: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def _benchmark_table(
     stats: dict[str, Any],
-) -> tuple[list[str], list[tuple[str, list[tuple[str, str, bool]]]]]:
-    """The table beside the charts: a row per figure, a column for all births and per role.
+) -> tuple[list[str], list[tuple[str, list[tuple[str, str, str, bool]]]]]:
+    """The table of every figure: a row per figure, a column for all births and per role.
 
-    Each cell is ``(figure, counts, unreliable)``.
+    Each cell is ``(column, figure, counts, unreliable)``; the column names the cell on a
+    phone, where the table stacks into a list per figure.
     """
     groups = [("All births", stats)] + [
         (_role_label(role), stats["by_attendant_role"][role]) for role in ATTENDANT_ROLES
@@ -290,11 +315,14 @@ def _benchmark_table(
         ("Fetal deaths", "fetal_deaths"),
         ("Suspected duplicates", "suspected_duplicates"),
     ]
-    rows: list[tuple[str, list[tuple[str, str, bool]]]] = [
-        (label, [(f"{figures[key]:,}", "", False) for _, figures in groups])
+    rows: list[tuple[str, list[tuple[str, str, str, bool]]]] = [
+        (label, [(group, f"{figures[key]:,}", "", False) for group, figures in groups])
         for label, key in counts
     ]
-    rows += [(rate.label, [_rate_cell(figures, rate) for _, figures in groups]) for rate in RATES]
+    rows += [
+        (rate.label, [(group, *_rate_cell(figures, rate)) for group, figures in groups])
+        for rate in RATES
+    ]
     return [label for label, _ in groups], rows
 
 

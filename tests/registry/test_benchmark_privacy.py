@@ -1,7 +1,8 @@
 """No combination of what one practice can see reveals a count the rules suppress.
 
 Random registries of a few practices: every figure the viewer may see (its own, the
-registry's for every range of birth years and for all years, the trend) is a linear equation
+registry's for every range of birth years and for all years, over the whole range and over
+its comparable years, the headline, the data quality, the trend) is a linear equation
 in the other practices' counts per (group, count, birth year) cell. A suppressed cell (a
 non-zero count under 10, or from fewer than three other practices) can be worked out exactly
 when its unit vector lies in the row space of those equations; it never may.
@@ -19,12 +20,14 @@ import pytest
 from registry.statistics.benchmarks import (
     ALL,
     FIGURES,
+    HEADLINE,
     MIN_PRACTICES,
     SMALL_COUNT,
     TREND_FIGURES,
     UNKNOWN_YEAR,
     Cell,
     benchmarks,
+    comparable_years,
     trend,
 )
 from registry.statistics.quality import FIGURES as QUALITY_FIGURES
@@ -110,24 +113,18 @@ class Unknowns:
 
 
 def visible_equations(data, *, cell_rule: bool = True) -> np.ndarray:
-    """Every registry count the viewer is shown, as a row over the unknown cells."""
+    """Every registry count the viewer is shown, as a row over the unknown cells.
+
+    For each range of birth years: the figures over the whole range (a superset of what the
+    page shows, so the proof is the stronger for it), and over its comparable years, as the
+    page, the JSON and the CSV compute them (``comparable_years``: the default view leaves
+    out thin years)."""
     unknowns, rows = Unknowns(), []
     for years in ranges():
-        cells, spread = cells_for(data, years)
-        if not cell_rule:  # the rules without the per-year one, to show the test has teeth
-            many = dict.fromkeys(COUNTS + QUALITY_COUNTS, 99)
-            cells = {key: Cell(cell.own, cell.others, many) for key, cell in cells.items()}
-        shown = benchmarks(cells=cells, years=years, contributors=spread, roles=ROLES)
-        for role in ROLES:
-            for figure in FIGURES:
-                if "suppressed" not in shown[role][figure.name]["registry"]:
-                    rows += [unknowns.row(series, years) for series in figure.series(role)]
-        quality = benchmarks(
-            cells=cells, years=years, contributors=spread, roles=[ALL], figures=QUALITY_FIGURES
-        )[ALL]
-        for figure in QUALITY_FIGURES:
-            if "suppressed" not in quality[figure.name]["registry"]:
-                rows += [unknowns.row(series, years) for series in figure.series(ALL)]
+        cells, _ = cells_for(data, years)
+        compared, _ = comparable_years(cells, years)
+        for covered in (years, compared):
+            rows += shown_rows(data, covered, unknowns, cell_rule=cell_rule)
         if years == YEARS:
             for role, figures in trend(cells=cells, years=years, roles=ROLES).items():
                 for name in TREND_FIGURES:
@@ -136,6 +133,24 @@ def visible_equations(data, *, cell_rule: bool = True) -> np.ndarray:
                         if "suppressed" not in point["registry"]:
                             rows += [unknowns.row(s, [point["year"]]) for s in figure.series(role)]
     return np.array(rows) if rows else np.zeros((0, len(unknowns.index)))
+
+
+def shown_rows(data, years, unknowns: Unknowns, *, cell_rule: bool) -> list[np.ndarray]:
+    """The registry counts shown over one set of birth years: benchmarks, headline, quality."""
+    cells, spread = cells_for(data, years)
+    if not cell_rule:  # the rules without the per-year one, to show the test has teeth
+        many = dict.fromkeys(COUNTS + QUALITY_COUNTS, 99)
+        cells = {key: Cell(cell.own, cell.others, many) for key, cell in cells.items()}
+    rows = []
+    for roles, figures in ((ROLES, FIGURES), ([ALL], HEADLINE), ([ALL], QUALITY_FIGURES)):
+        shown = benchmarks(
+            cells=cells, years=years, contributors=spread, roles=roles, figures=figures
+        )
+        for role in roles:
+            for figure in figures:
+                if "suppressed" not in shown[role][figure.name]["registry"]:
+                    rows += [unknowns.row(series, years) for series in figure.series(role)]
+    return rows
 
 
 def suppressed_cells(data) -> list[tuple[str, str, int]]:
@@ -191,3 +206,49 @@ def test_without_the_per_year_rule_a_year_range_would_reveal_a_suppressed_cell()
 def test_the_random_registries_do_show_figures():
     shown = [len(visible_equations(random_registry(random.Random(seed)))) for seed in range(25)]
     assert sum(1 for rows in shown if rows) >= 20  # the proof above is not about nothing
+
+
+def thin_year_elsewhere() -> dict[tuple[int, str, int, str], int]:
+    """Four other practices with 20 of everything in 2020 and 2021, and one of them with a
+    single late registration in 2019; the viewer has births in every year."""
+    data = {}
+    for practice in range(1, 5):
+        for year in (2020, 2021):
+            for count in COUNTS + QUALITY_COUNTS:
+                data[(practice, ALL, year, count)] = 20
+    for count in COUNTS + QUALITY_COUNTS:
+        data[(1, ALL, 2019, count)] = 1
+        for year in (2019, 2020, 2021):
+            data[(VIEWER, ALL, year, count)] = 5
+    return data
+
+
+def headline_over(data, years) -> dict:
+    cells, spread = cells_for(data, years)
+    return benchmarks(cells=cells, years=years, contributors=spread, roles=[ALL], figures=HEADLINE)[
+        ALL
+    ]
+
+
+def test_one_thin_year_from_another_practice_leaves_the_default_comparisons_shown():
+    data = thin_year_elsewhere()
+    cells, _ = cells_for(data, YEARS)
+    compared, left_out = comparable_years(cells, YEARS)
+    assert left_out == [2019]
+    assert compared == [UNKNOWN_YEAR, 2020, 2021, 2022]
+    for figure in HEADLINE:
+        assert "suppressed" in headline_over(data, YEARS)[figure.name]["registry"]
+        shown = headline_over(data, compared)[figure.name]["registry"]
+        assert "suppressed" not in shown, figure.name
+        assert shown["practices"] == 5  # four others and the viewer
+    target = Unknowns().row((ALL, "births"), [2019])
+    assert (ALL, "births", 2019) in suppressed_cells(data)
+    assert not revealed(visible_equations(data), target)
+
+
+def test_a_range_compares_only_its_comparable_years():
+    data = thin_year_elsewhere()
+    cells, _ = cells_for(data, [2019, 2020])
+    assert comparable_years(cells, [2019, 2020]) == ([2020], [2019])
+    cells, _ = cells_for(data, [2019])
+    assert comparable_years(cells, [2019]) == ([2019], [])  # nothing to compare: as asked

@@ -96,7 +96,7 @@ def test_other_practices_part_between_1_and_9_is_suppressed(st_mary):
     assert midwife["births"]["registry"]["numerator"] == 15  # 15 births: shown
 
 
-def test_a_year_range_that_would_isolate_another_practices_births_is_suppressed(st_mary):
+def test_a_year_range_compares_only_the_years_that_isolate_no_practice(st_mary):
     others(3, births=4, year=2024)  # 12 births in 2024 from three practices
     lone = PracticeFactory()
     for _ in range(12):
@@ -104,29 +104,56 @@ def test_a_year_range_that_would_isolate_another_practices_births_is_suppressed(
     risky(st_mary, year=2024)
     births = compared(st_mary, year_from=2024, year_to=2024)["benchmarks"]["midwife"]["births"]
     assert births["registry"]["numerator"] == 13
-    # 2023-2024 minus 2024 would be the lone practice's 2023 births: not shown.
-    ranged = compared(st_mary, year_from=2023, year_to=2024)["benchmarks"]["midwife"]["births"]
-    assert "2023" in ranged["registry"]["suppressed"]
-    assert "choose a range without it" in ranged["registry"]["suppressed"]
-    assert "suppressed" in compared(st_mary)["benchmarks"]["midwife"]["births"]["registry"]
-    assert (
-        "suppressed"
-        in compared(st_mary, year_to=2024)["benchmarks"]["midwife"]["births"]["registry"]
-    )
-    assert (
-        compared(st_mary, year_from=2024)["benchmarks"]["midwife"]["births"]["registry"][
-            "numerator"
-        ]
-        == 13
-    )
+    # 2023-2024 minus 2024 would be the lone practice's 2023 births: 2023 is left out, so
+    # every range shows the same figure, over 2024 alone.
+    ranges = [
+        ({}, [2023]),
+        ({"year_from": 2023, "year_to": 2024}, [2023]),
+        ({"year_to": 2024}, [2023]),
+        ({"year_from": 2024}, []),
+    ]
+    for years, left_out in ranges:
+        result = compared(st_mary, **years)
+        assert result["benchmarks"]["midwife"]["births"]["registry"]["numerator"] == 13, years
+        assert result["compared_years"]["included"] == [2024]
+        assert result["compared_years"]["left_out"] == left_out
+    alone = compared(st_mary, year_from=2023, year_to=2023)
+    assert alone["compared_years"] == {  # no year passes: the range as asked
+        "included": [2023],
+        "left_out": [],
+        "unknown_year_left_out": False,
+    }
+    assert "suppressed" in alone["benchmarks"]["midwife"]["births"]["registry"]
 
 
-def test_few_births_without_a_known_year_suppress_only_the_all_years_figure(st_mary):
+def test_one_thin_year_from_another_practice_leaves_the_default_view_its_figures(st_mary):
+    for practice in others(4, births=5, year=2024):
+        for _ in range(3):
+            risky(practice, year=2025)
+    birth(PracticeFactory(), birth_year=2023, attended_by=(MIDWIFE,))  # a late registration
+    risky(st_mary, year=2024)
+    birth(st_mary, birth_year=2023, attended_by=(MIDWIFE,))
+    result = compared(st_mary)
+    assert result["compared_years"] == {
+        "included": [2024, 2025],
+        "left_out": [2023],
+        "unknown_year_left_out": False,
+    }
+    for name, figure in result["headline"].items():
+        assert "suppressed" not in figure["registry"], name
+    preterm = result["headline"]["preterm"]
+    assert (preterm["registry"]["numerator"], preterm["registry"]["denominator"]) == (13, 33)
+    assert (preterm["practice"]["numerator"], preterm["practice"]["denominator"]) == (1, 1)
+    assert result["benchmarks"]["midwife"]["births"]["registry"]["numerator"] == 33
+
+
+def test_few_births_without_a_known_year_leave_them_out_of_the_comparisons(st_mary):
     others(3, births=4, year=2024)
     birth(PracticeFactory(), birth_year=None, attended_by=(MIDWIFE,))
     risky(st_mary)
-    all_years = compared(st_mary)["benchmarks"]["midwife"]["births"]["registry"]
-    assert "without a known year" in all_years["suppressed"]
+    all_years = compared(st_mary)
+    assert all_years["compared_years"]["unknown_year_left_out"] is True
+    assert all_years["benchmarks"]["midwife"]["births"]["registry"]["numerator"] == 13
     ranged = compared(st_mary, year_from=2000)["benchmarks"]["midwife"]["births"]["registry"]
     assert ranged["numerator"] == 13
 
@@ -229,3 +256,30 @@ def test_the_json_and_csv_carry_the_benchmarks_and_the_trend(st_mary, staff):
     )
     assert doula["suppressed"].startswith("Fewer than three")
     assert any(row["figure"] == "trend.low_birth_weight" and row["year"] == "2024" for row in rows)
+
+
+def test_the_json_and_csv_say_which_years_they_compare(st_mary, staff):
+    from tests.registry.conftest import signed_in
+
+    others(4, births=5, year=2024)
+    birth(PracticeFactory(), birth_year=2023, attended_by=(MIDWIFE,))  # a late registration
+    risky(st_mary)
+    client = signed_in(staff)
+    data = client.get("/settings/statistics.json").json()
+    assert data["compared_years"] == {
+        "included": [2024],
+        "left_out": [2023],
+        "unknown_year_left_out": False,
+    }
+    assert data["headline"]["preterm"]["registry"]["denominator"] == 21
+    rows = list(
+        csv.DictReader(io.StringIO(client.get("/settings/statistics.csv").content.decode()))
+    )
+    years = {(row["value"], row["year"]) for row in rows if row["figure"] == "compared_year"}
+    assert years == {("included", "2024"), ("left_out", "2023")}
+    headline = next(
+        row for row in rows if (row["figure"], row["source"]) == ("headline.preterm", "registry")
+    )
+    assert (headline["denominator"], headline["practices"]) == ("21", "5")
+    page = client.get("/settings/statistics/").content.decode()
+    assert "Left out: 2023" in page

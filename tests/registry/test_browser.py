@@ -108,6 +108,8 @@ def test_a_reviewer_reads_the_statistics_and_resolves_a_duplicate_in_a_browser(
     page.get_by_role("heading", name="Statistics", exact=True).wait_for()
     page.wait_for_load_state()  # the heading shows before the whole page is parsed
     assert page.get_by_role("link", name="Statistics").get_attribute("aria-current") == "page"
+    assert page.get_by_test_id("headline-Low birth weight").is_visible()  # the answer first
+    page.get_by_role("heading", name="Outcomes by attendant role").click()  # then details
     assert page.get_by_role("figure", name="Low birth weight (under 2,500 g)").is_visible()
     assert page.get_by_test_id("chart").count() == 5
     assert page.get_by_test_id("figure-births").inner_text() == str(reviewer.births_on_file)

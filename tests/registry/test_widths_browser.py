@@ -164,7 +164,9 @@ def test_the_settings_area_fits_the_screen(browser_page):
     check(page, "settings-key-revoke", "Revoke the key", "cannot be undone")
 
     page.goto("/settings/statistics/")
-    check(page, "settings-statistics", "Statistics", "Overview", "Low birth weight", "unreliable")
+    check(
+        page, "settings-statistics", "Statistics", "At a glance", "Low birth weight", "unreliable"
+    )
     label_size = page.locator(".bar-chart__label").first.evaluate(
         "e => parseFloat(getComputedStyle(e).fontSize)"
     )
