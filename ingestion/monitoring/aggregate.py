@@ -80,7 +80,14 @@ class Aggregate:
             self._take_local()
             return dict(self._local)
         self.flush()
-        return {name.decode(): float(value) for name, value in client.hgetall(KEY).items()}
+        if cache_breaker.is_open:
+            return {}  # Redis failed a moment ago: the scrape has the database's figures
+        try:
+            stored = client.hgetall(KEY)
+        except Exception as error:
+            cache_breaker.trip(error)
+            return {}
+        return {name.decode(): float(value) for name, value in stored.items()}
 
     def flush(self) -> None:
         client = redis_client()

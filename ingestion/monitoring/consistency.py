@@ -41,6 +41,7 @@ SHOWN = 10  # ingestion ids named per finding; the rest are counted
 class Finding:
     check: str
     what: str
+    practice_id: int | None = None  # the practice whose derived rows disagree, if one
 
 
 def _quoted(model: Any) -> str:
@@ -70,13 +71,13 @@ def _counts() -> list[Finding]:
     for practice_id, _, _ in counts_differences():
         differing[practice_id] = differing.get(practice_id, 0) + 1
     return [
-        Finding("counts", f"practice {p}: {cells} kept count cell(s) differ from a recount")
+        Finding("counts", f"practice {p}: {cells} kept count cell(s) differ from a recount", p)
         for p, cells in sorted(differing.items())
     ]
 
 
-def _fix_counts() -> None:
-    for practice_id in sorted({key[0] for key in counts_differences()}):
+def _fix_counts(findings: list[Finding]) -> None:
+    for practice_id in sorted({f.practice_id for f in findings if f.practice_id is not None}):
         counts_rebuild(practice_id=practice_id)
 
 
@@ -104,12 +105,12 @@ KEYS_WRONG = f"""
      GROUP BY r.practice_id ORDER BY 1
 """  # noqa: S608 (table names and constants only)
 KEYS_TOO_MANY = """
-    SELECT r.practice_id, count(*) FROM {record} r
-      JOIN (SELECT record_id, count(*) AS n FROM {matchkey} GROUP BY record_id) k
-        ON k.record_id = r.id
-      LEFT JOIN (SELECT record_id, count(*) AS n FROM {child} GROUP BY record_id) c
-        ON c.record_id = r.id
-     WHERE NOT r.voided AND k.n > greatest(coalesce(c.n, 0), 1)
+    SELECT r.practice_id, count(*)
+      FROM (SELECT record_id, count(*) AS n FROM {matchkey}
+             GROUP BY record_id HAVING count(*) > 1) k
+      JOIN {record} r ON r.id = k.record_id
+     WHERE NOT r.voided
+       AND k.n > (SELECT count(*) FROM {child} c WHERE c.record_id = k.record_id)
      GROUP BY r.practice_id ORDER BY 1
 """
 KEY_CHECKS = {
@@ -122,7 +123,7 @@ KEY_CHECKS = {
 
 def _keys() -> list[Finding]:
     return [
-        Finding("match keys", f"practice {practice_id}: {n} {what}")
+        Finding("match keys", f"practice {practice_id}: {n} {what}", practice_id)
         for what, statement in KEY_CHECKS.items()
         for practice_id, n in _rows(statement)
     ]
@@ -131,9 +132,8 @@ def _keys() -> list[Finding]:
 # Each fix runs under the practice's lock (no chunk changes its records meanwhile).
 
 
-def _fix_keys() -> None:
-    practices = {p for statement in KEY_CHECKS.values() for p, _ in _rows(statement)}
-    for practice_id in sorted(practices):
+def _fix_keys(findings: list[Finding]) -> None:
+    for practice_id in sorted({f.practice_id for f in findings if f.practice_id is not None}):
         with transaction.atomic():
             lock_practice(practice_id)
             _rows(FIX_KEYS_DROP, {"practice": practice_id})
@@ -198,7 +198,7 @@ def _receipts() -> list[Finding]:
     ]
 
 
-def _fix_receipts() -> None:
+def _fix_receipts(findings: list[Finding]) -> None:
     for identifier, _, _, accepted, rejected in _rows(
         RECEIPTS_DIFFERING, {"due_before": purge_due_before(timezone.now())}
     ):
@@ -221,12 +221,12 @@ def _staged() -> list[Finding]:
     ]
 
 
-def _fix_staged() -> None:
+def _fix_staged(findings: list[Finding]) -> None:
     finished = [Ingestion.Status.COMPLETED, Ingestion.Status.FAILED]
     StagedChunk.objects.filter(ingestion__status__in=finished).delete()
 
 
-CHECKS: list[tuple[Callable[[], list[Finding]], Callable[[], None]]] = [
+CHECKS: list[tuple[Callable[[], list[Finding]], Callable[[list[Finding]], None]]] = [
     (_counts, _fix_counts),
     (_keys, _fix_keys),
     (_receipts, _fix_receipts),
@@ -245,6 +245,6 @@ def registry_fix() -> list[Finding]:
     for check, fix in CHECKS:
         findings = check()
         if findings:
-            fix()
+            fix(findings)
         found += findings
     return found
