@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import secrets
 import uuid
 from datetime import timedelta
@@ -155,3 +156,25 @@ def test_routes_are_named_never_by_their_path(api, client):
     samples = scrape(client)
     assert value(samples, "registry_http_requests_total", endpoint="ingestion-status", status="404")
     assert value(samples, "registry_http_requests_total", endpoint="unmatched", status="404")
+
+
+UNREACHABLE_REDIS = {
+    "default": {
+        "BACKEND": "config.cache.RedisCache",
+        "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+    }
+}
+
+
+@override_settings(REGISTRY_METRICS_TOKEN=TOKEN)
+def test_without_redis_a_scrape_still_has_the_databases_figures(api, client, settings):
+    ingestion_id_of(api.submit(course("R-1")))
+    settings.CACHES = UNREACHABLE_REDIS
+    samples = scrape(client)
+    assert value(samples, "registry_ingestion_queue_depth") == 1
+    assert value(samples, "registry_ingestions_total", status="submitted") == 1
+    assert math.isnan(value(samples, "registry_workers_alive"))  # unknown, not 0
+    pipeline = client.get("/healthz/pipeline")
+    assert pipeline.status_code == 503
+    assert pipeline.json()["checks"]["worker"] == "unknown"
