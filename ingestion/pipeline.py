@@ -163,12 +163,15 @@ def _claim_once(ingestion_id: UUID) -> Claim | None:
 
 
 def _day(moment: datetime | str | None) -> date | None:
-    """The UTC day of a timestamp as the cursor returns it (SQLite's is text)."""
+    """The UTC day of a timestamp as the cursor returns it."""
+    return None if moment is None else _aware(moment).astimezone(UTC).date()
+
+
+def _aware(moment: datetime | str) -> datetime:
+    """A timestamp as the cursor returns it (SQLite's is text, without a zone), aware."""
     if isinstance(moment, str):
         moment = datetime.fromisoformat(moment)
-    if moment is None:
-        return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC).date()
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _process_chunks(claim: Claim, fingerprint_key: bytes) -> Step:
@@ -388,12 +391,6 @@ def _completed(ingestions: list[tuple[UUID, Any]], completed_at: datetime) -> No
             )
 
     transaction.on_commit(said)
-
-
-def _aware(moment: datetime | str) -> datetime:
-    if isinstance(moment, str):  # SQLite's cursor returns text
-        moment = datetime.fromisoformat(moment)
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _complete(ingestion_id: UUID) -> None:
