@@ -107,6 +107,9 @@ def test_the_ingestion_and_record_figures_move_with_a_batch(
     assert moved(before, done, "registry_ingestion_duration_seconds_sum") >= 100
     assert moved(before, done, "registry_ingestion_duration_seconds_bucket", le="60.0") == 0
     assert moved(before, done, "registry_ingestion_duration_seconds_bucket", le="+Inf") == 1
+    exposition = client.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).content
+    assert b"M-1" not in exposition and b"Quinn" not in exposition
+    assert ingestion_id.encode() not in exposition
 
 
 @override_settings(REGISTRY_METRICS_TOKEN=TOKEN)
