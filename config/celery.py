@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_prerun
+from celery.signals import task_prerun, worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -41,3 +41,25 @@ def _connections_as_for_a_request(sender: Any = None, **_: Any) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+_heartbeat: Any = None
+
+
+@worker_ready.connect
+def _heartbeat_started(sender: Any = None, **_: Any) -> None:
+    """The worker says it is alive while it runs (ingestion.monitoring.heartbeat)."""
+    global _heartbeat
+    from ingestion.monitoring.heartbeat import Heartbeat
+
+    _heartbeat = Heartbeat(str(getattr(sender, "hostname", None) or os.getpid()))
+    _heartbeat.start()
+
+
+@worker_shutdown.connect
+def _heartbeat_stopped(**_: Any) -> None:
+    from ingestion.monitoring.aggregate import aggregate
+
+    if _heartbeat is not None:
+        _heartbeat.stop()
+    aggregate.flush()  # the last second's figures

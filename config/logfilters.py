@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import logging
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 
 def _where(error: BaseException) -> str:
@@ -29,4 +32,30 @@ class KindOnly(logging.Filter):
             record.exc_info = None
             record.exc_text = None
         record.stack_info = None
+        return True
+
+
+# What a log line is about, set where it is known: the web's request (config's middleware,
+# ingestion.monitoring.requests), the ingestion a request or a task works on. A filter on
+# every handler copies them onto each record, so a JSON line (LOG_FORMAT=json) carries them.
+request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
+ingestion_id: ContextVar[str | None] = ContextVar("ingestion_id", default=None)
+
+
+@contextmanager
+def about_ingestion(identifier: object) -> Iterator[None]:
+    """Log lines inside are about this ingestion."""
+    token = ingestion_id.set(str(identifier))
+    try:
+        yield
+    finally:
+        ingestion_id.reset(token)
+
+
+class Context(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        for name, variable in (("request_id", request_id), ("ingestion_id", ingestion_id)):
+            value = variable.get()
+            if value is not None and not hasattr(record, name):
+                setattr(record, name, value)
         return True

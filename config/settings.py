@@ -135,7 +135,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: proxy headers from a peer that is not a trusted proxy are dropped.
+    # First: every request's id (for its log lines) and its count and time (for /metrics).
+    "ingestion.monitoring.requests.request_metrics_middleware",
+    # Then: proxy headers from a peer that is not a trusted proxy are dropped.
     "config.proxy.trusted_proxy_middleware",
     "django.middleware.security.SecurityMiddleware",
     "config.static.StaticFiles",  # WhiteNoise
@@ -303,6 +305,29 @@ REGISTRY_RECEIPT_RETENTION_DAYS = env.int("REGISTRY_RECEIPT_RETENTION_DAYS", def
 REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS = env.float(
     "REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS", default=600, minimum=1
 )
+
+# --- Monitoring (ingestion.monitoring, docs/operations.md "Monitoring") --------------------
+# /metrics answers only with `Authorization: Bearer <this>`; unset, /metrics is 404.
+REGISTRY_METRICS_TOKEN = env.str("REGISTRY_METRICS_TOKEN", default="")
+if REGISTRY_METRICS_TOKEN:
+    check_strength("REGISTRY_METRICS_TOKEN", REGISTRY_METRICS_TOKEN)
+# /healthz/pipeline is 503 once the oldest queued ingestion is this old, or no worker's
+# heartbeat (written every REGISTRY_WORKER_HEARTBEAT_SECONDS) is younger than the max age.
+REGISTRY_PIPELINE_MAX_QUEUE_AGE_SECONDS = env.int(
+    "REGISTRY_PIPELINE_MAX_QUEUE_AGE_SECONDS", default=300, minimum=1
+)
+REGISTRY_WORKER_HEARTBEAT_SECONDS = env.float(
+    "REGISTRY_WORKER_HEARTBEAT_SECONDS", default=10, minimum=0.1
+)
+REGISTRY_WORKER_HEARTBEAT_MAX_AGE_SECONDS = env.float(
+    "REGISTRY_WORKER_HEARTBEAT_MAX_AGE_SECONDS", default=60, minimum=1
+)
+if REGISTRY_WORKER_HEARTBEAT_SECONDS >= REGISTRY_WORKER_HEARTBEAT_MAX_AGE_SECONDS:
+    raise ConfigurationError(
+        "REGISTRY_WORKER_HEARTBEAT_SECONDS must be below REGISTRY_WORKER_HEARTBEAT_MAX_AGE_SECONDS "
+        "(a live worker would look silent between its beats)"
+    )
+
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "recover-ingestions": {
         "task": "ingestion.tasks.recover_ingestions",
@@ -448,20 +473,31 @@ SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # --- Logging: structured enough to grep, never a payload ------------------------------------
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO", choices=LOG_LEVELS)
+# plain: one readable line per event; json: one JSON object per line, with the ingestion id
+# and the web's request id as fields (config.logfilters.Context).
+LOG_FORMAT = env.str("LOG_FORMAT", default="plain", choices=["plain", "json"])
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
     },
     # No traceback in any log: the kind of error and where, never its message
-    # (docs/reliability.md).
-    "filters": {"kind_only": {"()": "config.logfilters.KindOnly"}},
+    # (docs/reliability.md). Context: the request and ingestion the line is about.
+    "filters": {
+        "kind_only": {"()": "config.logfilters.KindOnly"},
+        "context": {"()": "config.logfilters.Context"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
-            "formatter": "plain",
-            "filters": ["kind_only"],
+            "formatter": LOG_FORMAT,
+            "filters": ["kind_only", "context"],
         }
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},

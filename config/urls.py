@@ -5,11 +5,15 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSpli
 
 from config import errors, pages
 from config.health import healthz
+from ingestion.monitoring.health import healthz_pipeline
+from ingestion.monitoring.metrics import metrics
 from registry import account
 
 urlpatterns = [
     path("", pages.home, name="home"),
     path("healthz", healthz, name="healthz"),
+    path("healthz/pipeline", healthz_pipeline, name="healthz-pipeline"),
+    path("metrics", metrics, name="metrics"),
     # The password pages live in the settings area; the admin's and Django's lead there.
     path("admin/password_change/", RedirectView.as_view(pattern_name="password_change")),
     path("admin/", admin.site.urls),

@@ -150,3 +150,26 @@ class OutcomeChunk(models.Model):
                 fields=["ingestion", "seq", "part"], name="outcome_chunk_part_once"
             )
         ]
+
+
+class PipelineCount(models.Model):
+    """What the pipeline has done for one practice, kept as it happens: ``/metrics`` sums
+    these rows (one per practice) instead of counting ingestions or records.
+
+    Written by the statement that records a chunk's progress, in its transaction (and by the
+    one that fails an ingestion), so a count never runs ahead of, or behind, what it counts.
+    One row per practice: two practices' workers never wait on each other's counter, and one
+    practice's chunks already take turns under its lock. ``flagged``, ``amended`` and
+    ``retracted`` are kinds of accepted entries (:mod:`ingestion.monitoring.counters`).
+    """
+
+    practice = models.OneToOneField(
+        Practice, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    ingestions_completed = models.PositiveBigIntegerField(default=0)
+    ingestions_failed = models.PositiveBigIntegerField(default=0)
+    records_accepted = models.PositiveBigIntegerField(default=0)
+    records_rejected = models.PositiveBigIntegerField(default=0)
+    records_flagged = models.PositiveBigIntegerField(default=0)
+    records_amended = models.PositiveBigIntegerField(default=0)
+    records_retracted = models.PositiveBigIntegerField(default=0)

@@ -37,6 +37,8 @@ from ingestion.fhir import Rejection, Result, map_batch_entry, map_single
 from ingestion.fhir import practice_fingerprint_key as derive_fingerprint_key
 from ingestion.fhir.outcome import error_outcome
 from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
+from ingestion.monitoring.aggregate import ingestion_durations_observe
+from ingestion.monitoring.counters import Tally, pipeline_counts_add, tally_of, tally_sum
 from ingestion.staging import UnreadablePayload, decrypt_chunk
 from ingestion.validation import validate_course
 from ingestion.wakeups import singles_message_taken
@@ -161,12 +163,15 @@ def _claim_once(ingestion_id: UUID) -> Claim | None:
 
 
 def _day(moment: datetime | str | None) -> date | None:
-    """The UTC day of a timestamp as the cursor returns it (SQLite's is text)."""
+    """The UTC day of a timestamp as the cursor returns it."""
+    return None if moment is None else _aware(moment).astimezone(UTC).date()
+
+
+def _aware(moment: datetime | str) -> datetime:
+    """A timestamp as the cursor returns it (SQLite's is text, without a zone), aware."""
     if isinstance(moment, str):
         moment = datetime.fromisoformat(moment)
-    if moment is None:
-        return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC).date()
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _process_chunks(claim: Claim, fingerprint_key: bytes) -> Step:
@@ -315,7 +320,7 @@ PROGRESS = """
            completed_at = CASE WHEN s.remaining = 0 THEN %(now)s ELSE completed_at END
       FROM (SELECT count(*) AS remaining FROM {staged} WHERE ingestion_id = %(id)s) AS s
      WHERE id = %(id)s
- RETURNING status
+ RETURNING status, practice_id, queued_at
 """
 
 
@@ -337,7 +342,8 @@ def _record_progress(
 
     Returns True when this was the last chunk: the ingestion is completed in the same
     transaction as the records it describes. An isolated chunk records one ``part`` (entry)
-    at a time, and is deleted with its last.
+    at a time, and is deleted with its last. The pipeline's counters follow in the same
+    transaction (ingestion.monitoring.counters).
     """
     OutcomeChunk.objects.create(
         ingestion_id=ingestion_id,
@@ -360,19 +366,47 @@ def _record_progress(
     }
     with connection.cursor() as cursor:
         cursor.execute(_sql(PROGRESS), parameters)
-        (status,) = cursor.fetchone()
-    return bool(status == Ingestion.Status.COMPLETED)
+        status, practice_id, queued_at = cursor.fetchone()
+    completed = status == Ingestion.Status.COMPLETED
+    tally = tally_of(outcome.accepted, outcome.rejected, completed=int(completed))
+    pipeline_counts_add(practice_id=practice_id, tally=tally)
+    if completed:
+        _completed([(ingestion_id, queued_at)], parameters["now"])
+    return completed
+
+
+def _completed(ingestions: list[tuple[UUID, Any]], completed_at: datetime) -> None:
+    """Once committed: a log line per ingestion, and its submit-to-completed time for
+    ``/metrics``' histogram."""
+    seconds = [(completed_at - _aware(queued_at)).total_seconds() for _, queued_at in ingestions]
+
+    def said() -> None:
+        ingestion_durations_observe(seconds)
+        for (identifier, _), took in zip(ingestions, seconds, strict=True):
+            log.info(
+                "ingestion %s completed, %.1f s after it was queued",
+                identifier,
+                took,
+                extra={"ingestion_id": str(identifier)},
+            )
+
+    transaction.on_commit(said)
 
 
 def _complete(ingestion_id: UUID) -> None:
     staged = StagedChunk.objects.filter(ingestion_id=OuterRef("id"))
-    Ingestion.objects.filter(id=ingestion_id, status=Ingestion.Status.PROCESSING).filter(
-        ~Exists(staged)
-    ).update(
-        status=Ingestion.Status.COMPLETED,
-        completed_at=timezone.now(),
-        lease_expires_at=None,
-    )
+    unfinished = Ingestion.objects.filter(id=ingestion_id, status=Ingestion.Status.PROCESSING)
+    now = timezone.now()
+    with transaction.atomic():
+        found = unfinished.select_for_update().values_list("practice_id", "queued_at").first()
+        if found is None:
+            return
+        updated = unfinished.filter(~Exists(staged)).update(
+            status=Ingestion.Status.COMPLETED, completed_at=now, lease_expires_at=None
+        )
+        if updated:
+            pipeline_counts_add(practice_id=found[0], tally=Tally(ingestions_completed=1))
+            _completed([(ingestion_id, found[1])], now)
 
 
 def ingestion_fail(ingestion_id: UUID, diagnostics: str) -> None:
@@ -383,9 +417,11 @@ def ingestion_fail(ingestion_id: UUID, diagnostics: str) -> None:
             .filter(id=ingestion_id)
             .exclude(status__in=[Ingestion.Status.COMPLETED, Ingestion.Status.FAILED])
         )
-        if not locked.exists():
+        practice_id = locked.values_list("practice_id", flat=True).first()
+        if practice_id is None:
             return
         StagedChunk.objects.filter(ingestion_id=ingestion_id).delete()
+        pipeline_counts_add(practice_id=practice_id, tally=Tally(ingestions_failed=1))
         locked.update(
             status=Ingestion.Status.FAILED,
             failed_at=timezone.now(),
@@ -621,7 +657,7 @@ def _apply_singles_once(practice_id: int, singles: list[_Single]) -> None:
             practice=Practice(id=practice_id),
             parts=[Part(s.claim.ingestion_id, s.results) for s in applied],
         )
-        _complete_singles(applied, outcomes)
+        _complete_singles(practice_id, applied, outcomes)
 
 
 COMPLETE_SINGLES = """
@@ -637,7 +673,9 @@ COMPLETE_SINGLES = """
 """
 
 
-def _complete_singles(singles: list[_Single], outcomes: list[ChunkOutcome]) -> None:
+def _complete_singles(
+    practice_id: int, singles: list[_Single], outcomes: list[ChunkOutcome]
+) -> None:
     insert_rows(
         OutcomeChunk,
         ["ingestion_id", "seq", "part", "accepted", "rejected"],
@@ -650,11 +688,15 @@ def _complete_singles(singles: list[_Single], outcomes: list[ChunkOutcome]) -> N
     statement = _sql(COMPLETE_SINGLES).replace(
         "{rows}", ", ".join(["(%s::uuid, %s::int, %s::int)"] * len(singles))
     )
-    parameters: list[Any] = [Ingestion.Status.COMPLETED.value, timezone.now()]
+    now = timezone.now()
+    parameters: list[Any] = [Ingestion.Status.COMPLETED.value, now]
     for s, outcome in zip(singles, outcomes, strict=True):
         parameters += [s.claim.ingestion_id, len(outcome.accepted), len(outcome.rejected)]
     with connection.cursor() as cursor:
         cursor.execute(statement, parameters)
+    tally = tally_sum(tally_of(o.accepted, o.rejected, completed=1) for o in outcomes)
+    pipeline_counts_add(practice_id=practice_id, tally=tally)
+    _completed([(s.claim.ingestion_id, s.claim.queued_at) for s in singles], now)
 
 
 def _release(claims: list[Claim]) -> None:

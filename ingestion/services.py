@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from contextlib import nullcontext
 from functools import cache
 from typing import Any
@@ -10,11 +11,14 @@ from django.db import IntegrityError, connection, models, transaction
 from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
+from config.logfilters import ingestion_id
 from ingestion.models import Ingestion, StagedChunk
 from ingestion.staging import encrypt_chunk
 from ingestion.submission import Submission
 from ingestion.tasks import enqueue_submitted, republish_waiting
 from registry.models import Practice
+
+log = logging.getLogger(__name__)
 
 
 def ingestion_submit(
@@ -46,7 +50,16 @@ def ingestion_submit(
         existing = ingestion_for_key(practice=practice, idempotency_key=idempotency_key)
         if existing is None:
             raise
+        ingestion_id.set(str(existing.id))
         return existing, False
+    ingestion_id.set(str(ingestion.id))  # this request's later lines are about it
+    log.info(
+        "ingestion %s queued: %s, %d entries in %d chunks",
+        ingestion.id,
+        ingestion.kind,
+        ingestion.entry_count,
+        ingestion.chunk_count,
+    )
     return ingestion, True
 
 
@@ -125,4 +138,8 @@ def ingestion_for_key(*, practice: Practice, idempotency_key: str | None) -> Ing
 
 def ingestion_retried(*, ingestion: Ingestion) -> None:
     """A submission retried with its Idempotency-Key: republish it if it has not started."""
+    ingestion_id.set(str(ingestion.id))
+    log.info(
+        "ingestion %s: sent again with its Idempotency-Key (%s)", ingestion.id, ingestion.status
+    )
     republish_waiting(ingestion)

@@ -11,6 +11,7 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from config.breaker import broker_breaker
+from config.logfilters import about_ingestion
 from ingestion.broker import oldest_waiting_ingestion
 from ingestion.faults import is_transient, retry_transient
 from ingestion.models import Ingestion
@@ -33,7 +34,11 @@ class BrokerSkipped(Exception):
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None)
 def process_ingestion(self: Task, ingestion_id: str) -> None:
-    identifier = UUID(ingestion_id)
+    with about_ingestion(ingestion_id):
+        _process(self, UUID(ingestion_id))
+
+
+def _process(self: Task, identifier: UUID) -> None:
     try:
         following = ingestion_process(identifier)
     except UnreadablePayload:

@@ -12,6 +12,7 @@ from django.urls import reverse
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from config.logfilters import ingestion_id as about_ingestion_id
 from ingestion.api import schema
 from ingestion.api.accepted import accepted_outcome
 from ingestion.api.body import BodyTooLarge, is_chunked, read_chunked, spooled_body
@@ -122,6 +123,7 @@ class IngestionStatusView(RegistryApiView):
         found = ingestion_get(practice=self.practice(request), ingestion_id=ingestion)
         if found is None:
             raise FhirError(404, "not-found", "No ingestion with this id for this practice.")
+        about_ingestion_id.set(str(found.id))  # the request's log lines are about it
         if found.finished:
             return _streamed_receipt(request, found)
         receipt = ingestion_receipt(found)

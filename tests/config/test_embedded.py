@@ -2,7 +2,7 @@
 
 A first look must work end to end, so this runs the real thing in a fresh interpreter: migrate
 a new SQLite file, mint a key, submit a course, amend it, retract it in a batch, and read the
-receipts, with every task executed in-process.
+receipts, with every task executed in-process; then /metrics and /healthz/pipeline.
 """
 
 from __future__ import annotations
@@ -42,7 +42,12 @@ for body in bodies:
     assert response.status_code == 202, response.content
     receipt = client.get(response["Content-Location"])  # finished: a streamed receipt
     receipts.append(json.loads(b"".join(receipt.streaming_content)))
-print(json.dumps(receipts))
+anonymous = Client(HTTP_HOST="127.0.0.1")
+metrics = anonymous.get(
+    "/metrics", headers={"Authorization": f"Bearer {settings.REGISTRY_METRICS_TOKEN}"}
+).content.decode()
+pipeline = anonymous.get("/healthz/pipeline").status_code
+print(json.dumps({"receipts": receipts, "metrics": metrics, "pipeline": pipeline}))
 """
 
 
@@ -54,6 +59,7 @@ def test_the_embedded_default_ingests_amends_and_retracts(tmp_path):
     }
     env["REGISTRY_VAR_DIR"] = str(tmp_path)
     env["DJANGO_SETTINGS_MODULE"] = "config.settings"
+    env["REGISTRY_METRICS_TOKEN"] = "embedded-" + "0123456789abcdefghijklmnopqrstuvwxyz"
     result = subprocess.run(
         [sys.executable, "-c", SCRIPT],
         cwd=ROOT,
@@ -63,9 +69,19 @@ def test_the_embedded_default_ingests_amends_and_retracts(tmp_path):
         timeout=120,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    created, amended, retracted = json.loads(result.stdout.strip().splitlines()[-1])
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    created, amended, retracted = seen["receipts"]
     assert (created["status"], created["accepted"]) == ("completed", 1)
     assert amended["outcome"]["accepted"][0]["version"] == 2
     assert [e.get("voided", False) for e in retracted["outcome"]["accepted"]] == [True, False]
+    # One process runs everything: its own tallies are the metrics, it is its own worker.
+    assert 'registry_ingestions_total{status="completed"} 3.0' in seen["metrics"]
+    assert 'registry_records_total{outcome="retracted"} 1.0' in seen["metrics"]
+    assert (
+        'registry_http_requests_total{endpoint="submit-bundle",status="202"} 3.0'
+        in (seen["metrics"])
+    )
+    assert "registry_ingestion_duration_seconds_count 3.0" in seen["metrics"]
+    assert seen["pipeline"] == 200
     assert (tmp_path / "registry.sqlite3").exists()
     assert (tmp_path / "secrets.json").exists()

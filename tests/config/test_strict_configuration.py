@@ -300,3 +300,22 @@ def test_generate_secrets_creates_dot_env_private(tmp_path):
     assert sorted(line.split("=")[0] for line in dot_env.read_text().splitlines()) == sorted(
         SECRETS
     )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "words"),
+    [
+        ("LOG_FORMAT", "xml", ["LOG_FORMAT", "'xml'", "plain", "json"]),
+        ("REGISTRY_METRICS_TOKEN", "metrics", ["REGISTRY_METRICS_TOKEN is too weak"]),
+        (
+            "REGISTRY_WORKER_HEARTBEAT_SECONDS",
+            "60",
+            ["REGISTRY_WORKER_HEARTBEAT_SECONDS must be below", "MAX_AGE_SECONDS"],
+        ),
+        ("REGISTRY_PIPELINE_MAX_QUEUE_AGE_SECONDS", "0", ["REGISTRY_PIPELINE_MAX_QUEUE_AGE"]),
+    ],
+    ids=["log format", "weak metrics token", "heartbeat not below its max age", "queue age 0"],
+)
+def test_the_monitoring_settings_are_checked_at_start(variable, value, words):
+    result = run(MANAGE, production_environment(**{variable: value}))
+    assert_one_line_refusal(result, words)

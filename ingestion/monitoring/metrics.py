@@ -1,0 +1,148 @@
+"""``GET /metrics``: the Prometheus text format, read at scrape time, behind a bearer token.
+
+Every figure comes from where all processes meet, so any web process answers for all of
+them: the kept counters and the unfinished ingestions from PostgreSQL (a sum over one row
+per practice, and a count over the ``ingestion_unfinished`` partial index: no count over the
+records or the finished ingestions), the heartbeats and the shared HTTP and duration
+tallies from Redis (:mod:`.aggregate`). Labels hold statuses, outcomes and route names only.
+
+Without ``REGISTRY_METRICS_TOKEN`` the page does not exist (404); a request without the
+token, or with another, gets the same 404.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from ingestion.monitoring.aggregate import (
+    HTTP_BUCKETS,
+    INGESTION_BUCKETS,
+    SEPARATOR,
+    aggregate,
+)
+from ingestion.monitoring.counters import RECORD_OUTCOMES, pipeline_counts_total
+from ingestion.monitoring.health import queue_state, worker_count
+
+Histogram = dict[str, float]  # bucket index, "inf", "sum", "count" -> value
+
+
+class RegistryCollector(Collector):
+    def collect(self) -> Iterator[Metric]:
+        yield from _pipeline()
+        yield from _shared()
+
+    def describe(self) -> list[Metric]:
+        return []  # read at scrape time only
+
+
+def _pipeline() -> Iterator[Metric]:
+    counts = pipeline_counts_total()
+    queue = queue_state()
+    ingestions = CounterMetricFamily(
+        "registry_ingestions", "Ingestions submitted, completed and failed.", labels=["status"]
+    )
+    unfinished = queue.queued + queue.processing
+    finished = counts.ingestions_completed + counts.ingestions_failed
+    ingestions.add_metric(["submitted"], finished + unfinished)
+    ingestions.add_metric(["completed"], counts.ingestions_completed)
+    ingestions.add_metric(["failed"], counts.ingestions_failed)
+    yield ingestions
+    records = CounterMetricFamily(
+        "registry_records",
+        "Receipt entries by outcome; flagged, amended and retracted are kinds of accepted.",
+        labels=["outcome"],
+    )
+    for outcome in RECORD_OUTCOMES:
+        records.add_metric([outcome], getattr(counts, f"records_{outcome}"))
+    yield records
+    yield GaugeMetricFamily(
+        "registry_ingestion_queue_depth", "Ingestions queued or processing.", value=unfinished
+    )
+    yield GaugeMetricFamily(
+        "registry_ingestion_oldest_queued_seconds",
+        "Age of the oldest queued ingestion (0 when none is queued).",
+        value=queue.oldest_queued_seconds,
+    )
+    workers = worker_count()
+    yield GaugeMetricFamily(
+        "registry_workers_alive",
+        "Celery workers with a recent heartbeat.",
+        value=workers if workers is not None else float("nan"),
+    )
+
+
+def _shared() -> Iterator[Metric]:
+    tallies = aggregate.read()
+    requests = CounterMetricFamily(
+        "registry_http_requests",
+        "HTTP requests answered, by route name and status.",
+        labels=["endpoint", "status"],
+    )
+    durations: dict[str, dict[str, Histogram]] = defaultdict(lambda: defaultdict(dict))
+    for name, value in sorted(tallies.items()):
+        kind, labels, last = name.split(SEPARATOR, 2)
+        if kind == "http_requests":
+            requests.add_metric([labels, last], value)
+        else:
+            durations[kind][labels][last] = value
+    yield requests
+    http = HistogramMetricFamily(
+        "registry_http_request_duration_seconds",
+        "Time to answer an HTTP request (to its first byte), by route name.",
+        labels=["endpoint"],
+    )
+    for endpoint, tally in sorted(durations["http_duration"].items()):
+        buckets, total = _buckets(tally, HTTP_BUCKETS)
+        http.add_metric([endpoint], buckets, total)
+    yield http
+    ingestion = HistogramMetricFamily(
+        "registry_ingestion_duration_seconds", "Time from submitted to completed."
+    )
+    buckets, total = _buckets(durations["ingestion_duration"].get("", {}), INGESTION_BUCKETS)
+    ingestion.add_metric([], buckets, total)
+    yield ingestion
+
+
+def _buckets(tally: Histogram, bounds: Sequence[float]) -> tuple[list[tuple[str, float]], float]:
+    """Cumulative buckets, as the text format wants them, and the sum."""
+    cumulative, buckets = 0.0, []
+    for index, bound in enumerate(bounds):
+        cumulative += tally.get(str(index), 0.0)
+        buckets.append((repr(bound), cumulative))
+    buckets.append(("+Inf", cumulative + tally.get("inf", 0.0)))
+    return buckets, tally.get("sum", 0.0)
+
+
+registry = CollectorRegistry(auto_describe=False)
+registry.register(RegistryCollector())
+
+
+def _authorised(request: HttpRequest) -> bool:
+    token = settings.REGISTRY_METRICS_TOKEN
+    if not token:
+        return False
+    given = request.headers.get("Authorization", "")
+    return hmac.compare_digest(given.encode(), f"Bearer {token}".encode())
+
+
+@never_cache
+@require_GET
+def metrics(request: HttpRequest) -> HttpResponse:
+    if not _authorised(request):
+        raise Http404
+    return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
