@@ -322,10 +322,10 @@ def test_list_actions_refuse_more_records_than_they_decide_at_once(st_mary, revi
 # -- What a person reads ------------------------------------------------------------------------
 
 
-def test_the_record_page_names_the_practice_by_slug_and_links_nowhere_closed(pair, reviewer):
+def test_the_record_page_names_the_practice_and_links_nowhere_closed(pair, reviewer):
     _, flagged = pair
     html = signed_in(reviewer).get(page(flagged)).content.decode()
-    assert "st-mary (St Mary&#x27;s)" in html
+    assert "St Mary&#x27;s (st-mary)" in html
     assert "/admin/registry/practice/" not in html  # a page that would answer 403
     assert f"{flagged.practice_id}/C-2" not in html  # no database id, in breadcrumbs or title
     assert "&rsaquo; C-2 v1" in html
