@@ -82,7 +82,7 @@ PAGES: dict[int, ErrorPage] = {
 # A refused CSRF token is, for a person, a form left open too long (or cookies blocked): a page
 # of its own in plain words, not "Not allowed", which would blame their account.
 CSRF_PAGE = ErrorPage(
-    "This form has expired",
+    "Form expired",
     "This form has expired. Reload the page and send it again.",
     "forbidden",
 )

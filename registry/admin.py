@@ -10,6 +10,7 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.utils import unquote
 from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.forms import UserChangeForm
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
@@ -87,10 +88,20 @@ class PracticeAdmin(KeyManagementMixin, admin.ModelAdmin):
             self.message_user(request, error.messages[0], messages.ERROR)
 
 
-class AccountAdmin(UserAdmin):
-    """Django's user admin, with sign-in moments shown rather than edited, and groups and
-    permissions as plain lists (the two-pane widget's icons carry ARIA their role forbids)."""
+class AccountChangeForm(UserChangeForm):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Django names a hint for the password's read-only widget that its fieldset template
+        # never writes (the widget has no id for a label): the widget says it all itself.
+        self.fields["password"].help_text = ""
 
+
+class AccountAdmin(UserAdmin):
+    """Django's user admin, with sign-in moments shown rather than edited, groups and
+    permissions as plain lists (the two-pane widget's icons carry ARIA their role forbids),
+    and every hint it names on the page."""
+
+    form = AccountChangeForm
     readonly_fields = ["last_login", "date_joined"]
     filter_horizontal = ()
 

@@ -4,8 +4,9 @@ axe-core comes from the registry package ``axe-playwright-python`` (its bundled 
 never downloaded at run time) and runs in Debian's Chromium driven by Playwright
 (tests/browser.py). Every page of :data:`PAGES` is opened at 390 and 1280 px as the person who
 uses it; a serious or critical violation fails the test, naming the rule, the elements and the
-page. A screenshot of each page at each width lands in tests/artifacts/a11y/ (git-ignored),
-named ``<page>-<width>.png``, to look at.
+page, and so does a hint that an ``aria-describedby`` names but the page does not hold. A
+screenshot of each page at each width lands in tests/artifacts/a11y/ (git-ignored), named
+``<page>-<width>.png``, to look at.
 """
 
 from __future__ import annotations
@@ -235,6 +236,12 @@ def blocking_violations(page: Any) -> list[str]:
     return found
 
 
+DANGLING_HINTS = """() => [...document.querySelectorAll("[aria-describedby]")]
+  .flatMap(e => e.getAttribute("aria-describedby").split(/\\s+/)
+    .filter(id => id && !document.getElementById(id))
+    .map(id => `${e.tagName.toLowerCase()}#${e.id} -> ${id}`))"""
+
+
 @pytest.mark.parametrize("entry", PAGES, ids=[p.name for p in PAGES])
 def test_no_serious_accessibility_violation(entry, registry, browser, live_server, width):
     page = browser
@@ -244,4 +251,5 @@ def test_no_serious_accessibility_violation(entry, registry, browser, live_serve
     page.wait_for_load_state("networkidle")
     page.screenshot(path=str(SHOTS / f"{entry.name}-{width}.png"), full_page=True)
     found = blocking_violations(page)
+    found += [f"hint not on the page: {hint}" for hint in page.evaluate(DANGLING_HINTS)]
     assert not found, f"{entry.name} at {width}px ({page.url}):\n" + "\n".join(found)

@@ -92,7 +92,7 @@ def test_the_lockout_page_is_in_the_sites_look_and_says_what_to_do(root, setting
     assert locked == 429
     page = sign_in(ATTACKER, "root", PASSWORD)
     html = page.content.decode()
-    assert "<h1>Too many attempts</h1>" in html and 'class="site-header"' in html
+    assert "<h1>Signing in is paused</h1>" in html and 'class="site-header"' in html
     assert "Too many attempts. Try again in 15 minutes." in html
     assert "manage.py" not in html and "axes_reset" not in html  # operators: docs/operations.md
     assert "Signing in from another place is not affected" in html
