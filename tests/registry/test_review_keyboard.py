@@ -79,6 +79,17 @@ def type_in(page: Any, text: str) -> None:
     page.keyboard.type(text)
 
 
+def assert_focus_shows(page: Any) -> None:
+    """The focused element wears the ring: a 3 px ink outline inside a yellow one."""
+    ring = page.evaluate(
+        "() => { const s = getComputedStyle(document.activeElement);"
+        " return [s.outlineStyle, parseFloat(s.outlineWidth), s.boxShadow]; }"
+    )
+    style, width, shadow = ring
+    assert style == "solid" and width >= 3, ring
+    assert "rgb(255, 191, 71)" in shadow, ring  # #ffbf47
+
+
 def announced(page: Any) -> dict[str, str]:
     """The focused element: its role, its live setting and its text."""
     return page.evaluate(
@@ -99,8 +110,10 @@ def decide(page: Any, record: str, choice: str, confirm: str, note: str) -> dict
     tab_to(page, "", role="textbox")  # the note
     type_in(page, note)
     tab_to(page, confirm, role="button")
+    assert_focus_shows(page)
     follow(page, "Space")
     page.locator("#admin-messages").wait_for()
+    assert_focus_shows(page)
     return announced(page)
 
 
