@@ -112,10 +112,15 @@ admin.site.register(User, AccountAdmin)
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
-    list_display = ["user", "practice", "role", "created_at"]
+    list_display = ["user", "practice_label", "role", "created_at"]
     list_filter = ["role", "practice"]
+    list_select_related = ["user", "practice"]
     search_fields = ["user__username", "practice__slug"]
     autocomplete_fields = ["user", "practice"]
+
+    @admin.display(description="practice", ordering="practice__name")
+    def practice_label(self, membership: Membership) -> str:
+        return membership.practice.label
 
 
 # --- Duplicate review (registry.review) -------------------------------------------------------

@@ -19,7 +19,7 @@ def when(value: datetime | None) -> str:
     if value is None:
         return BLANK
     moment = timezone.localtime(value, UTC) if timezone.is_aware(value) else value
-    return f"{formats.date_format(moment, 'DATETIME_FORMAT')} UTC"
+    return formats.date_format(moment, "DATETIME_FORMAT")
 
 
 def day(value: date | None) -> str:

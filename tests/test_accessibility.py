@@ -142,6 +142,8 @@ PAGES = [
     Page("admin-user", "root", "/admin/auth/user/{rita_id}/change/"),
     Page("admin-user-add", "root", "/admin/auth/user/add/"),
     Page("admin-memberships", "root", "/admin/registry/membership/"),
+    Page("admin-keys", "root", "/admin/keys/apikey/"),
+    Page("admin-key-events", "root", "/admin/keys/keyevent/"),
 ]
 
 

@@ -5,6 +5,6 @@ Django's admin and every template that writes ``|date`` without a format use the
 """
 
 DATE_FORMAT = "j M Y"  # 24 Nov 2026
-DATETIME_FORMAT = "j M Y, H:i"  # 24 Nov 2026, 22:40 (the service runs in UTC)
+DATETIME_FORMAT = r"j M Y, H:i \U\T\C"  # 24 Nov 2026, 22:40 UTC (TIME_ZONE is UTC)
 SHORT_DATE_FORMAT = DATE_FORMAT
 SHORT_DATETIME_FORMAT = DATETIME_FORMAT
