@@ -79,10 +79,14 @@ PAGES: dict[int, ErrorPage] = {
         "transient",
     ),
 }
-CSRF_REASON = (
-    "The form was sent without a valid security token, usually because the page was open for "
-    "a long time or cookies are blocked. Go back, reload the page and send the form again."
+# A refused CSRF token is, for a person, a form left open too long (or cookies blocked): a page
+# of its own in plain words, not "Not allowed", which would blame their account.
+CSRF_PAGE = ErrorPage(
+    "Form expired",
+    "This form has expired. Reload the page and send it again.",
+    "forbidden",
 )
+CSRF_REASON = "If it happens again, check that your browser accepts cookies from this site."
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
@@ -112,7 +116,7 @@ def database_unavailable(error: BaseException | None) -> bool:
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """``CSRF_FAILURE_VIEW``: Django's ``reason`` is for developers and is not shown."""
-    return _error_response(request, 403, reason=CSRF_REASON)
+    return _error_response(request, 403, reason=CSRF_REASON, page=CSRF_PAGE)
 
 
 def error_page_html(status: int, reason: str = "") -> str:
@@ -122,9 +126,14 @@ def error_page_html(status: int, reason: str = "") -> str:
 
 
 def _error_response(
-    request: HttpRequest, status: int, *, reason: str = "", with_request: bool = True
+    request: HttpRequest,
+    status: int,
+    *,
+    reason: str = "",
+    with_request: bool = True,
+    page: ErrorPage | None = None,
 ) -> HttpResponse:
-    page = PAGES[status]
+    page = page or PAGES[status]
     if request.path.startswith(API_PREFIX):
         return _operation_outcome(status, page, reason)
     context = {"status": status, "page": page, "reason": reason}

@@ -253,9 +253,9 @@ class ActiveFilter(admin.SimpleListFilter):
 class ApiKeyAdmin(KeyManagementMixin, admin.ModelAdmin):
     list_display = [
         "prefix",
-        "practice",
+        "practice_label",
         "scope_list",
-        "active",
+        "state",
         "created_at",
         "created_by",
         "last_used_at",
@@ -281,9 +281,14 @@ class ApiKeyAdmin(KeyManagementMixin, admin.ModelAdmin):
     def scope_list(self, key: ApiKey) -> str:
         return ", ".join(key.scopes)
 
-    @admin.display(boolean=True)
-    def active(self, key: ApiKey) -> bool:
-        return key.is_active
+    @admin.display(description="practice", ordering="practice__name")
+    def practice_label(self, key: ApiKey) -> str:
+        return key.practice.label
+
+    @admin.display(description="state")
+    def state(self, key: ApiKey) -> str:
+        """In words: a tick or a cross would say good or bad, which a revoked key is not."""
+        return "Active" if key.is_active else "Revoked"
 
     # Keys are minted by the actions on practices, never typed in or edited.
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -300,7 +305,7 @@ class ApiKeyAdmin(KeyManagementMixin, admin.ModelAdmin):
 class KeyEventAdmin(admin.ModelAdmin):
     list_display = [
         "at",
-        "practice",
+        "practice_label",
         "action",
         "key_prefix",
         "previous_prefix",
@@ -311,6 +316,10 @@ class KeyEventAdmin(admin.ModelAdmin):
     list_select_related = ["practice"]
     search_fields = ["key_prefix", "previous_prefix", "practice__slug", "by_username"]
     date_hierarchy = "at"
+
+    @admin.display(description="practice", ordering="practice__name")
+    def practice_label(self, event: KeyEvent) -> str:
+        return event.practice.label
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -9,6 +9,8 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.utils import unquote
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.forms import UserChangeForm
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
@@ -18,8 +20,10 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.functional import cached_property
+from django.utils.html import format_html
 
 from keys.admin import KEY_ACTIONS, ApiKeyInline, KeyEventInline, KeyManagementMixin
+from registry.dates import day, when
 from registry.models import Attendance, Membership, Practice, Record, ReviewDecision
 from registry.navigation import is_review_queue, review_queue_url
 from registry.review import ReviewError, record_keep, record_merge, record_void
@@ -37,7 +41,9 @@ from registry.selectors import (
 from registry.services import practice_set_sandbox, sandbox_change_problem
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(admin.StackedInline):
+    """Stacked: each field keeps its label (a tabular row's inputs have none of their own)."""
+
     model = Membership
     extra = 0
     autocomplete_fields = ["user"]
@@ -82,12 +88,39 @@ class PracticeAdmin(KeyManagementMixin, admin.ModelAdmin):
             self.message_user(request, error.messages[0], messages.ERROR)
 
 
+class AccountChangeForm(UserChangeForm):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Django names a hint for the password's read-only widget that its fieldset template
+        # never writes (the widget has no id for a label): the widget says it all itself.
+        self.fields["password"].help_text = ""
+
+
+class AccountAdmin(UserAdmin):
+    """Django's user admin, with sign-in moments shown rather than edited, groups and
+    permissions as plain lists (the two-pane widget's icons carry ARIA their role forbids),
+    and every hint it names on the page."""
+
+    form = AccountChangeForm
+    readonly_fields = ["last_login", "date_joined"]
+    filter_horizontal = ()
+
+
+admin.site.unregister(User)
+admin.site.register(User, AccountAdmin)
+
+
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
-    list_display = ["user", "practice", "role", "created_at"]
+    list_display = ["user", "practice_label", "role", "created_at"]
     list_filter = ["role", "practice"]
+    list_select_related = ["user", "practice"]
     search_fields = ["user__username", "practice__slug"]
     autocomplete_fields = ["user", "practice"]
+
+    @admin.display(description="practice", ordering="practice__name")
+    def practice_label(self, membership: Membership) -> str:
+        return membership.practice.label
 
 
 # --- Duplicate review (registry.review) -------------------------------------------------------
@@ -209,10 +242,10 @@ class RecordAdmin(admin.ModelAdmin):
     change_list_template = "admin/registry/record/change_list.html"
     list_display = [
         "chart_number",
-        "practice",
+        "practice_label",
         "birth_year",
         "flagged",
-        "voided",
+        "voided_state",
         "received",
     ]
     list_display_links = ["chart_number"]
@@ -286,9 +319,14 @@ class RecordAdmin(admin.ModelAdmin):
 
     @admin.display(description="practice")
     def practice_name(self, record: Record) -> str:
-        """The slug (and name): never a link to the practice's admin page, closed to reviewers."""
+        """The name (and short code): never a link to the practice's admin page, closed to
+        reviewers."""
         practice = record.practice
-        return f"{practice.slug} ({practice.name})" if practice.name else practice.slug
+        return f"{practice.name} ({practice.slug})" if practice.name else practice.slug
+
+    @admin.display(description="practice", ordering="practice__name")
+    def practice_label(self, record: Record) -> str:
+        return record.practice.label
 
     @admin.display(description="chart number", ordering="external_record_id")
     def chart_number(self, record: Record) -> str:
@@ -298,9 +336,18 @@ class RecordAdmin(admin.ModelAdmin):
     def state(self, record: Record) -> str:
         return record_state(record)
 
-    @admin.display(description="suspected duplicate", boolean=True, ordering="suspected_duplicate")
-    def flagged(self, record: Record) -> bool:
-        return record.suspected_duplicate
+    # States in words: a tick or a cross would say "good" or "bad", which these are not.
+    @admin.display(description="review", ordering="suspected_duplicate")
+    def flagged(self, record: Record) -> str:
+        if not record.suspected_duplicate:
+            return "Not flagged"
+        return format_html('<span class="state state--flagged">{}</span>', "Suspected duplicate")
+
+    @admin.display(description="voided", ordering="voided")
+    def voided_state(self, record: Record) -> str:
+        if not record.voided:
+            return "Not voided"
+        return format_html('<span class="state state--voided">{}</span>', "Voided")
 
     @admin.display(description="received", ordering="created_at")
     def received(self, record: Record) -> str:
@@ -352,7 +399,7 @@ class RecordAdmin(admin.ModelAdmin):
                 "resemblance": resemblance,
                 "resembling_url": reverse("admin:registry_record_changelist")
                 + f"?resembles={record.pk}",
-                "subtitle": f"Chart {record.external_record_id} of {record.practice}, "
+                "subtitle": f"Chart {record.external_record_id} of {record.practice.label}, "
                 f"version {record.version}",
                 "comparison": comparison_table(compared),
                 "decisions": review_decisions_for(record=record),
@@ -481,9 +528,13 @@ def merge_candidates(record: Record, user: Any, chosen: str | None = None) -> Qu
 
 
 def _survivor_choice(request: HttpRequest, survivors: QuerySet[Record] | None) -> dict[str, Any]:
+    """The survivor chosen on the record page, or the only one there is."""
     chosen = request.GET.get("survivor")
-    if survivors is None or not chosen:
+    if survivors is None:
         return {}
+    if not chosen:
+        only = list(survivors[:2])
+        return {"survivor": only[0]} if len(only) == 1 else {}
     return {"survivor": survivors.filter(pk__in=[chosen]).first() if _is_uuid(chosen) else None}
 
 
@@ -577,13 +628,13 @@ def _text(value: Any) -> str:
 
 
 def _when(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d %H:%M UTC") if value else BLANK
+    return when(value)
 
 
 def _consent(record: Record) -> str:
     decision = "Granted" if record.consent_granted else "Not granted"
     if record.consent_datetime:
-        return f"{decision} ({record.consent_datetime:%Y-%m-%d})"
+        return f"{decision} ({day(record.consent_datetime)})"
     return decision
 
 

@@ -42,6 +42,11 @@ class Practice(models.Model):
     def __str__(self) -> str:
         return self.slug
 
+    @property
+    def label(self) -> str:
+        """The practice as people read it: its name, or its short code when it has none."""
+        return self.name or self.slug
+
 
 class Membership(models.Model):
     """A Django user's place in a practice. Staff manage the key; reviewers resolve duplicates."""

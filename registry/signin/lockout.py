@@ -64,7 +64,20 @@ class PairAndAddressHandler(AxesDatabaseHandler):
 def lockout_response(
     request: HttpRequest, original_response: Any = None, credentials: Any = None
 ) -> HttpResponse:
-    """``AXES_LOCKOUT_CALLABLE``: the page in the site's look, 429, the wait in minutes."""
+    """``AXES_LOCKOUT_CALLABLE``: the page in the site's look, 429, the wait in words."""
     minutes = round(float(settings.AXES_COOLOFF_TIME) * 60)
-    context = {"minutes": minutes, "password_reset": settings.REGISTRY_PASSWORD_RESET}
+    context = {"wait": human_duration(minutes), "password_reset": settings.REGISTRY_PASSWORD_RESET}
     return render(request, "registration/locked_out.html", context, status=429)
+
+
+def human_duration(minutes: int) -> str:
+    """``15 minutes``, ``1 hour``, ``1 hour 30 minutes``: how a person says a wait."""
+    hours, rest = divmod(max(minutes, 1), 60)
+    parts = [_count(hours, "hour"), _count(rest, "minute")]
+    return " ".join(part for part in parts if part)
+
+
+def _count(number: int, unit: str) -> str:
+    if not number:
+        return ""
+    return f"{number} {unit}" if number == 1 else f"{number} {unit}s"

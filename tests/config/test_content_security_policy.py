@@ -143,7 +143,7 @@ def test_the_sign_in_pages_work_under_the_policy(browser_page, settings):
         page.get_by_label("Password").fill("not the password")
         page.get_by_role("button", name="Sign in").click()
         page.wait_for_load_state()
-    page.get_by_text("Too many failed sign-ins").first.wait_for()
+    page.get_by_text("Too many attempts. Try again in 15 minutes.").first.wait_for()
     page.screenshot(path=str(ARTIFACTS / "csp-locked-out.png"), full_page=True)
 
 

@@ -63,8 +63,9 @@ def test_a_refused_csrf_token_is_a_403_page_that_explains_it(staff):
     client = Client(enforce_csrf_checks=True)
     client.force_login(staff)
     response = client.post("/settings/key/mint/", {"scopes": ["ingest:write"]})
-    html = assert_error_page(response, 403, "Not allowed")
-    assert "security token" in html
+    html = assert_error_page(response, 403, "Form expired")
+    assert "This form has expired. Reload the page and send it again." in html
+    assert "Your account may not open this page" not in html
     assert not ApiKey.objects.exists()
 
 

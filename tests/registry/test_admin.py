@@ -322,10 +322,10 @@ def test_list_actions_refuse_more_records_than_they_decide_at_once(st_mary, revi
 # -- What a person reads ------------------------------------------------------------------------
 
 
-def test_the_record_page_names_the_practice_by_slug_and_links_nowhere_closed(pair, reviewer):
+def test_the_record_page_names_the_practice_and_links_nowhere_closed(pair, reviewer):
     _, flagged = pair
     html = signed_in(reviewer).get(page(flagged)).content.decode()
-    assert "st-mary (St Mary&#x27;s)" in html
+    assert "St Mary&#x27;s (st-mary)" in html
     assert "/admin/registry/practice/" not in html  # a page that would answer 403
     assert f"{flagged.practice_id}/C-2" not in html  # no database id, in breadcrumbs or title
     assert "&rsaquo; C-2 v1" in html
@@ -387,3 +387,40 @@ def test_search_finds_the_chart_number_exactly(pair, reviewer):
     found = client.get(RECORDS, {"q": " C-2 "}).context["cl"].result_list
     assert [r.external_record_id for r in found] == ["C-2"]
     assert not client.get(RECORDS, {"q": "c-2"}).context["cl"].result_list
+
+
+def test_merge_pre_selects_a_lone_survivor(pair, reviewer):
+    original, flagged = pair
+    html = signed_in(reviewer).get(review(flagged, "merge")).content.decode()
+    assert f'value="{original.pk}"' in html
+    assert "checked" in html.split(f'value="{original.pk}"')[1].split(">")[0]
+
+
+def test_merge_pre_selects_nothing_among_several_survivors(pair, reviewer, st_mary):
+    _, flagged = pair
+    birth(st_mary, external_record_id="C-3", fingerprint="f" * 64)
+    html = signed_in(reviewer).get(review(flagged, "merge")).content.decode()
+    assert "checked" not in html
+
+
+def test_the_list_says_states_in_words_and_names_the_practice(pair, reviewer):
+    html = signed_in(reviewer).get(RECORDS).content.decode()
+    assert "Suspected duplicate" in html and "Not flagged" in html and "Not voided" in html
+    assert "icon-yes" not in html and "icon-no" not in html
+    assert "St Mary&#x27;s" in html
+
+
+def test_the_review_note_hint_is_the_one_its_field_names(pair, reviewer):
+    _, flagged = pair
+    html = signed_in(reviewer).get(review(flagged, "keep")).content.decode()
+    assert 'aria-describedby="id_note_helptext"' in html
+    assert 'id="id_note_helptext"' in html
+
+
+def test_a_decision_is_announced_in_a_status_region(pair, reviewer):
+    _, flagged = pair
+    response = signed_in(reviewer).post(review(flagged, "keep"), {"note": ""}, follow=True)
+    html = response.content.decode()
+    assert '<div class="admin-messages" id="admin-messages" role="status" tabindex="-1">' in html
+    assert "Record C-2 kept: no longer flagged as a suspected duplicate." in html
+    assert "registry/admin." in html  # the script that moves the focus to it

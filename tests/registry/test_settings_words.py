@@ -10,7 +10,7 @@ from django.template import Context, Template
 
 from keys.models import SCOPES, KeyEvent
 from keys.services import key_mint
-from registry.templatetags.registry_dates import registry_date
+from registry.dates import day, when
 from tests.registry.conftest import signed_in
 from tests.registry.factories import PracticeFactory, birth, member
 
@@ -85,20 +85,17 @@ def test_the_password_rules_are_wired_to_the_new_password():
 
 def test_one_date_format_for_a_moment_and_for_a_day():
     moment = datetime.datetime(2026, 11, 24, 22, 32, tzinfo=datetime.UTC)
-    assert registry_date(moment) == "24 Nov 2026, 22:32 UTC"
-    assert registry_date(datetime.date(2026, 11, 4)) == "4 Nov 2026"
-    assert registry_date(None) == ""
+    assert when(moment) == "24 Nov 2026, 22:32 UTC"
+    assert day(datetime.date(2026, 11, 4)) == "4 Nov 2026"
     eastern = moment.astimezone(datetime.timezone(datetime.timedelta(hours=-5)))
-    assert registry_date(eastern) == "24 Nov 2026, 22:32 UTC"  # always said in UTC
-    rendered = Template("{% load registry_dates %}{{ when|registry_date }}").render(
-        Context({"when": moment})
-    )
-    assert rendered == "24 Nov 2026, 22:32 UTC"
+    assert when(eastern) == "24 Nov 2026, 22:32 UTC"  # always said in UTC
+    rendered = Template("{% load dates %}{{ moment|when }}").render(Context({"moment": moment}))
+    assert rendered == '<time datetime="2026-11-24T22:32:00+00:00">24 Nov 2026, 22:32 UTC</time>'
 
 
 def test_the_key_page_says_every_date_one_way():
     practice = PracticeFactory()
     key, _ = key_mint(practice=practice, scopes=SCOPES, via=KeyEvent.Via.COMMAND)
     html = signed_in(member(practice, "sam")).get("/settings/key/").content.decode()
-    shown = registry_date(key.created_at)
+    shown = when(key.created_at)
     assert html.count(shown) == 2  # created, and the history's row

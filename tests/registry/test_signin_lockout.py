@@ -9,6 +9,7 @@ from axes.models import AccessAttempt
 from django.core.management import call_command
 from django.test import Client
 
+from registry.signin.lockout import human_duration
 from tests.registry.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -91,8 +92,9 @@ def test_the_lockout_page_is_in_the_sites_look_and_says_what_to_do(root, setting
     assert locked == 429
     page = sign_in(ATTACKER, "root", PASSWORD)
     html = page.content.decode()
-    assert "Too many failed sign-ins" in html and 'class="site-header"' in html
-    assert "Try again in 15 minutes" in html
+    assert "<h1>Signing in is paused</h1>" in html and 'class="site-header"' in html
+    assert "Too many attempts. Try again in 15 minutes." in html
+    assert "manage.py" not in html and "axes_reset" not in html  # operators: docs/operations.md
     assert "Signing in from another place is not affected" in html
     assert "ask a registry administrator" in html
 
@@ -112,3 +114,17 @@ def test_administrators_lift_a_lock_with_the_axes_commands(root, settings):
     assert sign_in(ATTACKER, "root", PASSWORD).status_code == 429
     call_command("axes_reset_ip", ATTACKER)
     assert sign_in(ATTACKER, "root", PASSWORD).signed_in
+
+
+@pytest.mark.parametrize(
+    ("minutes", "words"),
+    [
+        (1, "1 minute"),
+        (15, "15 minutes"),
+        (60, "1 hour"),
+        (90, "1 hour 30 minutes"),
+        (120, "2 hours"),
+    ],
+)
+def test_the_wait_is_said_in_words(minutes, words):
+    assert human_duration(minutes) == words

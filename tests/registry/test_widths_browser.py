@@ -219,7 +219,7 @@ def test_the_review_admin_fits_the_screen(browser_page):
         page,
         "admin-record",
         "Side by side with the records it resembles",
-        "st-mary (St Mary's Birth Centre)",
+        "St Mary's Birth Centre (st-mary)",
         "Apgar 1 min 7, 5 min 9, 10 min 9",
         "Review decision",
     )
