@@ -23,6 +23,7 @@ from django.utils.cache import add_never_cache_headers, patch_cache_control
 from keys.forms import MintForm
 from keys.models import ApiKey, KeyEvent
 from keys.services import KeyStateError, key_mint, key_revoke, key_rotate
+from registry.admin_filters import PracticeFilter
 from registry.models import Practice
 
 CONFIRMED = "confirmed"
@@ -262,7 +263,7 @@ class ApiKeyAdmin(KeyManagementMixin, admin.ModelAdmin):
         "revoked_at",
         "revoked_by",
     ]
-    list_filter = [ActiveFilter, "practice"]
+    list_filter = [ActiveFilter, PracticeFilter]
     list_select_related = ["practice", "created_by", "revoked_by"]
     search_fields = ["prefix", "practice__slug", "practice__name"]
     fields = readonly_fields = (
@@ -312,7 +313,7 @@ class KeyEventAdmin(admin.ModelAdmin):
         "by_username",
         "via",
     ]
-    list_filter = ["action", "via", "practice"]
+    list_filter = ["action", "via", PracticeFilter]
     list_select_related = ["practice"]
     search_fields = ["key_prefix", "previous_prefix", "practice__slug", "by_username"]
     date_hierarchy = "at"

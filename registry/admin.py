@@ -23,6 +23,7 @@ from django.utils.functional import cached_property
 from django.utils.html import format_html
 
 from keys.admin import KEY_ACTIONS, ApiKeyInline, KeyEventInline, KeyManagementMixin
+from registry.admin_filters import PracticeFilter
 from registry.dates import day, when
 from registry.models import Attendance, Membership, Practice, Record, ReviewDecision
 from registry.navigation import is_review_queue, review_queue_url
@@ -113,7 +114,7 @@ admin.site.register(User, AccountAdmin)
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
     list_display = ["user", "practice_label", "role", "created_at"]
-    list_filter = ["role", "practice"]
+    list_filter = ["role", PracticeFilter]
     list_select_related = ["user", "practice"]
     search_fields = ["user__username", "practice__slug"]
     autocomplete_fields = ["user", "practice"]

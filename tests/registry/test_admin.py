@@ -424,3 +424,13 @@ def test_a_decision_is_announced_in_a_status_region(pair, reviewer):
     assert '<div class="admin-messages" id="admin-messages" role="status" tabindex="-1">' in html
     assert "Record C-2 kept: no longer flagged as a suspected duplicate." in html
     assert "registry/admin." in html  # the script that moves the focus to it
+
+
+@pytest.mark.parametrize(
+    "path", ["/admin/keys/apikey/", "/admin/keys/keyevent/", "/admin/registry/membership/"]
+)
+def test_lists_filter_by_practice_name(path, superuser, st_mary, riverside, reviewer):
+    client = signed_in(superuser)
+    html = client.get(path).content.decode()
+    assert "?practice=st-mary" in html and "St Mary&#x27;s<" in html
+    assert client.get(f"{path}?practice=riverside").status_code == 200
