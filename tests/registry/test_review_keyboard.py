@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from registry.models import Membership, Record
-from tests.browser import chromium_page
+from tests.browser import ARTIFACTS, chromium_page
 from tests.registry.factories import PASSWORD, PracticeFactory, birth, member
 
 pytestmark = [pytest.mark.browser]
@@ -80,14 +80,15 @@ def type_in(page: Any, text: str) -> None:
 
 
 def assert_focus_shows(page: Any) -> None:
-    """The focused element wears the ring: a 3 px ink outline inside a yellow one."""
+    """The focused element wears the site's ring: a white ring inside an ink one (and an outline
+    for forced colours)."""
     ring = page.evaluate(
         "() => { const s = getComputedStyle(document.activeElement);"
         " return [s.outlineStyle, parseFloat(s.outlineWidth), s.boxShadow]; }"
     )
     style, width, shadow = ring
     assert style == "solid" and width >= 3, ring
-    assert "rgb(255, 191, 71)" in shadow, ring  # #ffbf47
+    assert "rgb(255, 255, 255)" in shadow and "rgb(29, 36, 48)" in shadow, ring  # #fff, #1d2430
 
 
 def announced(page: Any) -> dict[str, str]:
@@ -111,9 +112,11 @@ def decide(page: Any, record: str, choice: str, confirm: str, note: str) -> dict
     type_in(page, note)
     tab_to(page, confirm, role="button")
     assert_focus_shows(page)
+    page.screenshot(path=str(ARTIFACTS / f"admin-focus-{confirm.split()[-2]}-button.png"))
     follow(page, "Space")
     page.locator("#admin-messages").wait_for()
     assert_focus_shows(page)
+    page.screenshot(path=str(ARTIFACTS / f"admin-focus-{confirm.split()[-2]}-announced.png"))
     return announced(page)
 
 
