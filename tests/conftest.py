@@ -20,6 +20,29 @@ def _static_files_collected() -> None:
         call_command("collectstatic", interactive=False, verbosity=0)
 
 
+class _HeldClock:
+    """The rate limiter's clock, held at one moment: ``time()`` and nothing else."""
+
+    def __init__(self, moment: float) -> None:
+        self.moment = moment
+
+    def time(self) -> float:
+        return self.moment
+
+
+@pytest.fixture(autouse=True)
+def _rate_limit_window_held(monkeypatch) -> None:
+    """The API's rate limit counts in fixed one-minute windows of the wall clock
+    (ingestion/api/ratelimit.py). A test that spends the limit and expects the next request
+    refused would pass or fail by whether its requests crossed a minute's boundary (seen in
+    CI: 120 requests at 00:33:59.9); within a test, the limiter's window does not roll."""
+    import time
+
+    from ingestion.api import ratelimit
+
+    monkeypatch.setattr(ratelimit, "time", _HeldClock(time.time()))
+
+
 @pytest.fixture(scope="session")
 def live_server(request, _static_files_collected):
     """pytest-django's live server, with static files served as in production: by WhiteNoise
