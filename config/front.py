@@ -26,6 +26,7 @@ long-lived threads, not on a thread started for it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
@@ -35,8 +36,11 @@ from contextvars import ContextVar
 from typing import Any
 
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
-from django.core.handlers.asgi import ASGIHandler
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.http import FileResponse, HttpRequest, HttpResponseBase
+from django.urls import set_script_prefix
 from gunicorn.asgi.protocol import ASGIProtocol
 from gunicorn.workers.gasgi import ASGIWorker
 
@@ -247,6 +251,60 @@ class OneHandOffHandler(ASGIHandler):
             await thread.release()
             _request_thread.reset(token)
 
+    async def handle(self, scope: Any, receive: Any, send: Any) -> None:
+        """Django's ``handle``, with a response that is not streamed made, and closed (the
+        ``request_finished`` signal: the database connection goes back), in the same single
+        hand-off as ``request_started`` and the view: one trip to the thread, not three, and
+        no task to listen for a disconnect that could not stop a synchronous view anyway.
+        A streamed response (a receipt, a file) is sent as Django sends it: stopped when
+        the client leaves, then closed."""
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        set_script_prefix(get_script_prefix(scope))
+        request, error_response = self.create_request(scope, body_file)
+        if request is None:
+            await signals.request_started.asend(sender=self.__class__, scope=scope)
+            body_file.close()
+            await self.send_response(error_response, send)
+            await sync_to_async(error_response.close)()
+            return
+        respond = sync_to_async(self._respond, thread_sensitive=True)
+        response = await respond(request, scope)
+        try:
+            if response.streaming:
+                await self._stream(response, receive, send)
+            else:
+                await self._send_made(response, send)
+        finally:
+            body_file.close()
+
+    def _respond(self, request: HttpRequest, scope: Any) -> HttpResponseBase:
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        response = self.get_response(request)
+        response._handler_class = self.__class__  # type: ignore[attr-defined]
+        if isinstance(response, FileResponse):
+            response.block_size = self.chunk_size
+        if not response.streaming:
+            response.close()  # its content is made: request_finished now, in this thread
+        return response
+
+    async def _send_made(self, response: HttpResponseBase, send: Any) -> None:
+        with contextlib.suppress(OSError):  # the client left meanwhile: nothing is owed to it
+            await self.send_response(response, send)
+
+    async def _stream(self, response: HttpResponseBase, receive: Any, send: Any) -> None:
+        sending = asyncio.create_task(self.send_response(response, send))
+        listening = asyncio.create_task(self.listen_for_disconnect(receive))
+        await asyncio.wait([listening, sending], return_when=asyncio.FIRST_COMPLETED)
+        for task in (listening, sending):
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, RequestAborted, OSError):
+                await task
+        await sync_to_async(response.close, thread_sensitive=True)()
+
     async def read_body(self, receive: Any) -> Any:
         body = await super().read_body(receive)
         await _request_thread.get().take()  # every synchronous step comes after the body
@@ -259,13 +317,6 @@ class OneHandOffHandler(ASGIHandler):
         if request is not None:
             request.spooled_body = body_file  # type: ignore[attr-defined]
         return request, error_response
-
-    async def run_get_response(self, request: HttpRequest) -> HttpResponseBase:
-        response = await sync_to_async(self.get_response, thread_sensitive=True)(request)
-        response._handler_class = self.__class__  # type: ignore[attr-defined]
-        if isinstance(response, FileResponse):
-            response.block_size = self.chunk_size
-        return response
 
 
 class _RequestThread:
