@@ -5,6 +5,9 @@ two processes; one Celery worker process):
 
 * a 2,000-course batch, then 480 single-course submissions from 16 clients (each with its
   own practice's key), each until every ingestion is completed;
+* then the same singles once more, against a second web started with
+  ``REGISTRY_SINGLES_GATHER_SECONDS=1`` (the same worker): each single's message is held
+  1 s before its claim, so the practice's singles submitted meanwhile come along;
 * for each: CPU per course of the web, the worker and PostgreSQL, the rate at which courses
   complete, SQL statements and transactions per course, Celery task runs per course; for
   the singles, the submit p50, p95 and p99; then the p50 of 60 singles from one client.
@@ -69,6 +72,7 @@ BATCH_COURSES = 2_000
 CLIENTS = 16
 PER_CLIENT = 30
 ONE_CLIENT = 60
+GATHER_SECONDS = 1.0  # the held singles' REGISTRY_SINGLES_GATHER_SECONDS
 COUNTS = RESULTS / "counts"
 PROCESS_TASK = "ingestion.tasks.process_ingestion"
 
@@ -307,9 +311,9 @@ def batch_run(port: int, meter: Meter) -> dict[str, Any]:
     return figures
 
 
-def singles_run(port: int, meter: Meter) -> dict[str, Any]:
-    practices = [_practice_token(f"rt-single-{i}") for i in range(CLIENTS)]
-    bodies = _single_bodies("RTS", CLIENTS, PER_CLIENT)
+def singles_run(port: int, meter: Meter, prefix: str = "rt-single") -> dict[str, Any]:
+    practices = [_practice_token(f"{prefix}-{i}") for i in range(CLIENTS)]
+    bodies = _single_bodies(f"{prefix}-", CLIENTS, PER_CLIENT)
     courses = CLIENTS * PER_CLIENT
     print(f"bench: realtime, {courses} singles from {CLIENTS} clients", flush=True)
     web_service, worker_service = meter.services
@@ -358,12 +362,18 @@ def one_client_run(port: int) -> dict[str, Any]:
 def realtime() -> dict[str, Any]:
     port = _free_port()
     load_before = os.getloadavg()
-    with counted_web(port) as web_service, counted_worker() as worker_service:
-        warm_up(port)
-        meter = Meter(web_service, worker_service)
-        batch = batch_run(port, meter)
-        singles = singles_run(port, meter)
-        one = one_client_run(port)
+    with counted_worker() as worker_service:
+        with counted_web(port) as web_service:
+            warm_up(port)
+            meter = Meter(web_service, worker_service)
+            batch = batch_run(port, meter)
+            singles = singles_run(port, meter)
+            one = one_client_run(port)
+        port = _free_port()
+        with counted_web(port, REGISTRY_SINGLES_GATHER_SECONDS=str(GATHER_SECONDS)) as held_web:
+            warm_up(port)
+            print(f"bench: realtime, the same singles held {GATHER_SECONDS} s", flush=True)
+            held = singles_run(port, Meter(held_web, worker_service), prefix="rt-held")
     load_after = os.getloadavg()
     return {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -371,13 +381,23 @@ def realtime() -> dict[str, Any]:
         "batch": batch,
         "singles_16_clients": singles,
         "singles_1_client_submit": one,
-        "ratios": ratios(batch, singles, one),
+        "singles_16_clients_held": held,
+        "ratios": ratios(batch, singles, one, held),
     }
 
 
-def ratios(batch: dict[str, Any], singles: dict[str, Any], one: dict[str, Any]) -> dict[str, Any]:
+def ratios(
+    batch: dict[str, Any], singles: dict[str, Any], one: dict[str, Any], held: dict[str, Any]
+) -> dict[str, Any]:
     b, s = batch["cpu_ms_per_course"], singles["cpu_ms_per_course"]
+    h = held["cpu_ms_per_course"]
     return {
+        "cpu_held_singles_over_batch": {
+            name: round(h[name] / b[name], 1) if b[name] else None for name in b
+        },
+        "completion_rate_held_singles_over_batch": round(
+            held["courses_per_second"] / batch["courses_per_second"], 3
+        ),
         "cpu_singles_over_batch": {
             name: round(s[name] / b[name], 1) if b[name] else None for name in b
         },
@@ -396,7 +416,12 @@ def print_realtime(results: dict[str, Any]) -> None:
     header = ("", "courses/s", "web ms", "worker ms", "PostgreSQL ms", "total ms")
     print(_row(*header, "statements (web, worker)", "tasks"))
     print(_row("---", *["---:"] * 7))
-    for label, key in (("batch of 2,000", "batch"), ("singles, 16 clients", "singles_16_clients")):
+    rows = (
+        ("batch of 2,000", "batch"),
+        ("singles, 16 clients", "singles_16_clients"),
+        (f"the same, held {GATHER_SECONDS} s", "singles_16_clients_held"),
+    )
+    for label, key in rows:
         f = results[key]
         cpu = f["cpu_ms_per_course"]
         statements = f["statements_per_course"]
@@ -418,6 +443,11 @@ def print_realtime(results: dict[str, Any]) -> None:
     print()
     print(f"CPU per course, singles over batch: {r['cpu_singles_over_batch']}")
     print(f"Completion rate, singles over batch: {r['completion_rate_singles_over_batch']}")
+    print(
+        f"Held {GATHER_SECONDS} s (REGISTRY_SINGLES_GATHER_SECONDS): CPU per course over batch "
+        f"{r['cpu_held_singles_over_batch']}; completion rate over batch "
+        f"{r['completion_rate_held_singles_over_batch']}"
+    )
     print(
         f"Submit at 16 clients: p50 {singles['p50_ms']} ms, p95 {singles['p95_ms']}, "
         f"p99 {singles['p99_ms']}; at 1 client: p50 {one['p50_ms']} ms, p99 {one['p99_ms']} "

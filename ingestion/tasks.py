@@ -94,14 +94,16 @@ def enqueue_submitted(ingestion_id: UUID, *, single_of: int | None = None) -> No
     period; nothing is lost either way. While the broker breaker is open (it failed a
     moment ago), publishing is not even tried. A single (``single_of``: its practice) is not
     published while a message for its practice's singles is on its way: that message's
-    claim takes it along (ingestion.wakeups).
+    claim takes it along (ingestion.wakeups); the message a single does publish is held
+    ``REGISTRY_SINGLES_GATHER_SECONDS`` (0 by default) so that more come along.
     """
     if single_of is not None and not singles_message_due(single_of):
         return
     try:
         if broker_breaker.is_open:
             raise BrokerSkipped
-        process_ingestion.delay(str(ingestion_id))
+        gather = settings.REGISTRY_SINGLES_GATHER_SECONDS if single_of is not None else 0
+        _publish(ingestion_id, countdown=gather)
     except Exception as error:
         Ingestion.objects.filter(id=ingestion_id, status=Ingestion.Status.QUEUED).update(
             enqueued_at=None
@@ -112,6 +114,15 @@ def enqueue_submitted(ingestion_id: UUID, *, single_of: int | None = None) -> No
             return
         broker_breaker.trip(error)
         raise
+
+
+def _publish(ingestion_id: UUID, *, countdown: float) -> None:
+    """The task's message; with a countdown, the worker holds it that long before the claim
+    (``REGISTRY_SINGLES_GATHER_SECONDS``), taking along the singles that arrive meanwhile."""
+    if countdown > 0:
+        process_ingestion.apply_async((str(ingestion_id),), countdown=countdown)
+    else:
+        process_ingestion.delay(str(ingestion_id))
 
 
 def republish_waiting(ingestion: Ingestion) -> None:

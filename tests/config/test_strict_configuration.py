@@ -61,6 +61,11 @@ BAD_VALUES = {
     "int": ("REGISTRY_MAX_BODY_BYTES", "abc", ["REGISTRY_MAX_BODY_BYTES", "whole number"]),
     "float": ("REGISTRY_BODY_IDLE_SECONDS", "soon", ["REGISTRY_BODY_IDLE_SECONDS", "a number"]),
     "url": ("REDIS_URL", "http://cache:6379/0", ["REDIS_URL", "http://", "redis://"]),
+    "hold": (
+        "REGISTRY_SINGLES_GATHER_SECONDS",
+        "45",
+        ["REGISTRY_SINGLES_GATHER_SECONDS", "not below REGISTRY_REQUEUE_AFTER_SECONDS", "30"],
+    ),
     "list": ("ALLOWED_HOSTS", "https://registry.example.org", ["ALLOWED_HOSTS", "host name"]),
     "network": (
         "REGISTRY_TRUSTED_PROXIES",

@@ -6,6 +6,7 @@
 * Two workers taking one practice's singles as they arrive: each applied exactly once, each
   with its own receipt, the records those of a serial order.
 * One practice's singles interleaved with another practice's batches, two workers.
+* Singles held by the gathering window (``REGISTRY_SINGLES_GATHER_SECONDS``): one claim.
 * A backlog of 2,000 singles drains while the recovery runs: at most 1% published again.
 """
 
@@ -164,6 +165,31 @@ def test_two_workers_apply_one_practices_singles_each_exactly_once(client, tmp_p
         assert record.versions.count() == record.version
     assert counts_differences(practice_id=api.practice.id) == {}
     assert not StagedChunk.objects.exists()
+
+
+@pytest.mark.usefixtures("empty_queue")
+def test_singles_held_by_the_gathering_window_are_claimed_together(client, tmp_path, settings):
+    """REGISTRY_SINGLES_GATHER_SECONDS: the first single's message is held that long, and
+    the practice's singles submitted meanwhile (one every 0.1 s) come along in its claim.
+    (At once, the worker would have claimed the first before the second was sent.)"""
+    settings.REGISTRY_SINGLES_GATHER_SECONDS = 2.0
+    api = api_for(client, "st-mary")
+    with celery_worker(tmp_path, "held"):
+        started = timezone.now()
+        ids = []
+        for i in range(8):
+            response = api.submit(course(f"G-{i}", family=f"Family{letters(i)}"))
+            ids.append(uuid.UUID(ingestion_id_of(response)))
+            time.sleep(0.1)
+        wait_for(all_finished(ids), message="the held singles")
+    held = Ingestion.objects.filter(id__in=ids)
+    assert set(held.values_list("status", flat=True)) == {"completed"}
+    (completed_at,) = set(held.values_list("completed_at", flat=True))  # one claim
+    assert completed_at - started >= timedelta(seconds=2)
+    assert Record.objects.filter(practice=api.practice).count() == 8
+    for ingestion_id in ids:
+        (entry,) = receipt_entries(ingestion_id)
+        assert "submission_uuid" in entry
 
 
 def test_one_practices_singles_beside_another_practices_batches(client, tmp_path):
