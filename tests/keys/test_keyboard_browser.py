@@ -7,6 +7,7 @@ settings-key-focus-1280.png.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -54,10 +55,17 @@ def tab_to(page, name: str, *, limit: int = 40) -> None:
     pytest.fail(f"Tab never reached {name!r}")
 
 
-def announced(page) -> str:
-    """The focused element's text, asserting it is (inside) a live region."""
-    page.wait_for_function(f"{FOCUSED}.closest('[role=status]') !== null")
-    return page.evaluate(f"{FOCUSED}.closest('[role=status]').innerText")
+def announced(page, timeout: float = 10) -> str:
+    """The focused element's text, once the focus is (inside) a live region.
+
+    Polled from here: ``wait_for_function`` with a string compiles it in the page when it
+    has to poll, which the page's policy (no eval) refuses."""
+    region = f"{FOCUSED}.closest('[role=status]')"
+    deadline = time.monotonic() + timeout
+    while page.evaluate(f"{region} === null"):
+        assert time.monotonic() < deadline, "the focus never reached a live region"
+        page.wait_for_timeout(50)
+    return page.evaluate(f"{region}.innerText")
 
 
 def test_rotate_then_revoke_with_the_keyboard_alone_each_announced(page):
