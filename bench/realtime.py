@@ -389,22 +389,22 @@ def realtime() -> dict[str, Any]:
 def ratios(
     batch: dict[str, Any], singles: dict[str, Any], one: dict[str, Any], held: dict[str, Any]
 ) -> dict[str, Any]:
-    b, s = batch["cpu_ms_per_course"], singles["cpu_ms_per_course"]
-    h = held["cpu_ms_per_course"]
     return {
-        "cpu_held_singles_over_batch": {
-            name: round(h[name] / b[name], 1) if b[name] else None for name in b
-        },
-        "completion_rate_held_singles_over_batch": round(
-            held["courses_per_second"] / batch["courses_per_second"], 3
-        ),
-        "cpu_singles_over_batch": {
-            name: round(s[name] / b[name], 1) if b[name] else None for name in b
-        },
-        "completion_rate_singles_over_batch": round(
-            singles["courses_per_second"] / batch["courses_per_second"], 3
-        ),
+        **_over_batch("singles", singles, batch),
+        **_over_batch("held_singles", held, batch),
         "submit_p50_16_over_1_client": round(singles["submit"]["p50_ms"] / one["p50_ms"], 1),
+    }
+
+
+def _over_batch(name: str, run: dict[str, Any], batch: dict[str, Any]) -> dict[str, Any]:
+    """A run's CPU per course and completion rate as multiples of the batch's."""
+    b, r = batch["cpu_ms_per_course"], run["cpu_ms_per_course"]
+    cpu = {part: round(r[part] / b[part], 1) if b[part] else None for part in b}
+    return {
+        f"cpu_{name}_over_batch": cpu,
+        f"completion_rate_{name}_over_batch": round(
+            run["courses_per_second"] / batch["courses_per_second"], 3
+        ),
     }
 
 

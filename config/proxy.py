@@ -12,12 +12,10 @@ for ``X-Forwarded-For``. gunicorn's own judgement of these headers is switched o
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction
 from django.http import HttpRequest, HttpResponse
-from django.utils.decorators import sync_and_async_middleware
 
 from config.client import is_trusted
 
@@ -34,18 +32,8 @@ def drop_untrusted_proxy_headers(request: HttpRequest) -> None:
         meta.pop(name, None)
 
 
-@sync_and_async_middleware
 def trusted_proxy_middleware(get_response: Callable[[HttpRequest], Any]) -> Any:
-    """First in ``MIDDLEWARE``; async under ASGI, so it costs no thread hop."""
-    if iscoroutinefunction(get_response):
-        respond = get_response
-
-        async def middleware_async(request: HttpRequest) -> HttpResponse:
-            drop_untrusted_proxy_headers(request)
-            response: Awaitable[HttpResponse] = respond(request)
-            return await response
-
-        return middleware_async
+    """First in ``MIDDLEWARE`` (the chain is synchronous under ASGI too: config/front.py)."""
 
     def middleware(request: HttpRequest) -> HttpResponse:
         drop_untrusted_proxy_headers(request)

@@ -285,11 +285,12 @@ REGISTRY_REQUEUE_AFTER_SECONDS = env.int("REGISTRY_REQUEUE_AFTER_SECONDS", defau
 # each completed up to this much later. 0, the default: published at once. Below the requeue
 # age, or the recovery would publish again what is only being held.
 gather_seconds = env.float("REGISTRY_SINGLES_GATHER_SECONDS", default=0)
-if gather_seconds >= max(1, REGISTRY_REQUEUE_AFTER_SECONDS):
+requeue_floor = max(1, REGISTRY_REQUEUE_AFTER_SECONDS)  # as the singles flag's expiry
+if gather_seconds >= requeue_floor:
     raise refuse(
         "REGISTRY_SINGLES_GATHER_SECONDS",
         f"{gather_seconds:g} is not below REGISTRY_REQUEUE_AFTER_SECONDS",
-        f"a number from 0 to below {max(1, REGISTRY_REQUEUE_AFTER_SECONDS)}",
+        f"a number from 0 to below {requeue_floor}",
     )
 REGISTRY_SINGLES_GATHER_SECONDS = gather_seconds
 # Full fhir.resources validation of every course before mapping: for comparison only.

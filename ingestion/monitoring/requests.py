@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction
 from django.http import HttpRequest, HttpResponse
-from django.utils.decorators import sync_and_async_middleware
 
 from config.logfilters import ingestion_id, request_id
 from ingestion.monitoring.aggregate import http_request_observe
@@ -39,26 +37,9 @@ def _answered(request: HttpRequest, response: HttpResponse, started: float, rid:
     )
 
 
-@sync_and_async_middleware
 def request_metrics_middleware(get_response: Callable[[HttpRequest], Any]) -> Any:
-    """First in ``MIDDLEWARE``, async under ASGI: no thread hop, no I/O (the tally is sent to
-    Redis by a thread, ingestion.monitoring.aggregate)."""
-    if iscoroutinefunction(get_response):
-        respond = get_response
-
-        async def middleware_async(request: HttpRequest) -> HttpResponse:
-            started, rid = time.perf_counter(), uuid.uuid4().hex
-            token, about = request_id.set(rid), ingestion_id.set(None)
-            try:
-                response: Awaitable[HttpResponse] = respond(request)
-                answered = await response
-            finally:
-                request_id.reset(token)
-                ingestion_id.reset(about)
-            _answered(request, answered, started, rid)
-            return answered
-
-        return middleware_async
+    """First in ``MIDDLEWARE`` (the chain is synchronous under ASGI too: config/front.py); no
+    I/O (the tally is sent to Redis by a thread, ingestion.monitoring.aggregate)."""
 
     def middleware(request: HttpRequest) -> HttpResponse:
         started, rid = time.perf_counter(), uuid.uuid4().hex
