@@ -16,6 +16,7 @@ from ingestion.models import Ingestion, StagedChunk
 from ingestion.staging import encrypt_chunk
 from ingestion.submission import Submission
 from ingestion.tasks import enqueue_submitted, republish_waiting
+from registry.bulk import server_bound
 from registry.models import Practice
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,8 @@ def _enqueue_after_commit(ingestion: Ingestion) -> None:
 
 def _create_single(ingestion: Ingestion, submission: Submission) -> None:
     """The ingestion and its one staged chunk in a single statement (atomic on its own): one
-    round trip, and no transaction to open and commit around two."""
+    round trip, and no transaction to open and commit around two. The ciphertext goes as
+    bytes (server-side binding), not quoted into the statement's text."""
     (chunk,) = submission.chunks()
     staged = StagedChunk(
         ingestion=ingestion,
@@ -89,7 +91,7 @@ def _create_single(ingestion: Ingestion, submission: Submission) -> None:
     staged_sql, staged_parameters = _insert_sql(staged)
     # Inside a caller's transaction, a savepoint keeps a refused key from aborting it.
     contained = transaction.atomic() if connection.in_atomic_block else nullcontext()
-    with contained, connection.cursor() as cursor:
+    with contained, server_bound() as cursor:
         cursor.execute(
             f"WITH ingestion AS ({ingestion_sql}) {staged_sql}",
             [*ingestion_parameters, *staged_parameters],
