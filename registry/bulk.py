@@ -35,9 +35,12 @@ def server_bound() -> Iterator[psycopg.Cursor[Any]]:
     ciphertext or a row's JSON, and PostgreSQL must parse it all back. Not prepared (Django
     leaves ``prepare_threshold`` unset), so nothing is kept on the server per statement.
     """
-    with connection.wrap_database_errors, connection.cursor() as wrapper:
-        with psycopg.Cursor(wrapper.cursor.connection) as cursor:
-            yield cursor
+    with (
+        connection.wrap_database_errors,
+        connection.cursor() as wrapper,
+        psycopg.Cursor(wrapper.cursor.connection) as cursor,
+    ):
+        yield cursor
 
 
 def _insert_few(
