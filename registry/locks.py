@@ -13,11 +13,14 @@ from django.db import connection
 PRACTICE_LOCK_NAMESPACE = 0x52_47_4B  # "RGK"
 
 
+# The lock's statement, with the practice as ``%(practice)s``: a caller may send it after its
+# own statements, in the same round trip.
+LOCK_PRACTICE = f"SELECT pg_advisory_xact_lock({PRACTICE_LOCK_NAMESPACE}, %(practice)s)"
+
+
 def lock_practice(practice_id: int) -> None:
     """Take the practice's transaction-scoped advisory lock (PostgreSQL); must be in atomic()."""
     if connection.vendor != "postgresql":
         return  # the embedded default (SQLite) serialises every write anyway
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(%s, %s)", [PRACTICE_LOCK_NAMESPACE, practice_id]
-        )
+        cursor.execute(LOCK_PRACTICE, {"practice": practice_id})

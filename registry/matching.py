@@ -19,8 +19,8 @@ most one matching row, whether the fingerprint is shared by one record or by 100
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Final
 from uuid import UUID
@@ -182,35 +182,38 @@ def probes_hit(*, practice_id: int, probes: Sequence[Probe], excluding: Iterable
     excluded = list(excluding)
     if connection.vendor != "postgresql":
         return {i for i, probe in enumerate(probes) if _probe_orm(practice_id, probe, excluded)}
-    with connection.cursor() as cursor, index_seeks(cursor):
-        cursor.execute(*probe_statement(practice_id, probes, excluded))
-        return {row[0] for row in cursor.fetchall()}
+    return {row[0] for row in seek_rows(*probe_statement(practice_id, probes, excluded))}
 
 
-@contextmanager
-def index_seeks(cursor: Any) -> Iterator[None]:
-    """Plan the probes as index seeks, whatever the statistics say.
+SEEKS_ON = "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off"
+SEEKS_OFF = "RESET enable_seqscan; RESET enable_bitmapscan"
+
+
+def seek_rows(statement: str, parameters: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """The rows of ``statement``, its probes planned as index seeks, whatever the statistics say.
 
     When one fingerprint holds a large share of a practice's keys (a flood), the planner
     may expect a sequential or bitmap scan to meet a match within a few rows; but where the
     cluster lies in the heap is unknown, and a full bitmap reads the whole cluster. A seek
     that stops at its first row is what makes the cost independent of the cluster size.
+
+    The settings, the statement and, inside a caller's transaction, the reset (the rest of
+    it plans as usual) go in one round trip: Django's cursors bind on the client, so the
+    text is sent as one simple query. Should the statement fail, PostgreSQL runs nothing
+    after it, and the rollback undoes ``SET LOCAL``.
     """
     if connection.vendor != "postgresql":
-        yield
-        return
-    settings = "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off"
-    if not connection.in_atomic_block:
-        with transaction.atomic():  # SET LOCAL needs a transaction; it ends with it
-            cursor.execute(settings)
-            yield
-        return
-    cursor.execute(settings)
-    yield
-    # The rest of the caller's transaction plans as usual. Not in a `finally`: after an error
-    # the transaction is aborted (and its rollback undoes SET LOCAL), and a statement sent then
-    # would fail too, hiding the error that matters (a cancelled statement is transient).
-    cursor.execute("RESET enable_seqscan; RESET enable_bitmapscan")
+        with connection.cursor() as cursor:
+            cursor.execute(statement, parameters)
+            return cursor.fetchall()
+    inside = connection.in_atomic_block
+    sent = f"{SEEKS_ON}; {statement}" + (f"; {SEEKS_OFF}" if inside else "")
+    # SET LOCAL needs a transaction; outside the caller's, one of its own ends with it.
+    with nullcontext() if inside else transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sent, parameters)
+        cursor.nextset()  # past the two settings' empty results
+        cursor.nextset()
+        return cursor.fetchall()
 
 
 def probe_statement(
@@ -323,13 +326,11 @@ def _probe_rows_and_counts(
     parameters = [v for p in probes for v in _probe_parameters(p, practice_id, record_id)]
     found: list[list[UUID]] = [[] for _ in probes]
     counted = [0] * len(probes)
-    with connection.cursor() as cursor, index_seeks(cursor):
-        cursor.execute(" UNION ALL ".join(rows + counts), parameters * 2)
-        for part, rank, found_id, n in cursor.fetchall():
-            if part == 0:
-                found[rank].append(found_id if isinstance(found_id, UUID) else UUID(found_id))
-            else:
-                counted[rank] = int(n)
+    for part, rank, found_id, n in seek_rows(" UNION ALL ".join(rows + counts), parameters * 2):
+        if part == 0:
+            found[rank].append(found_id if isinstance(found_id, UUID) else UUID(found_id))
+        else:
+            counted[rank] = int(n)
     return found, counted
 
 

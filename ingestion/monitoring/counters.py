@@ -74,12 +74,19 @@ def _upsert_statement() -> str:
 
 def pipeline_counts_add(*, practice_id: int, tally: Tally) -> None:
     """Add ``tally`` to the practice's counters: one statement, in the caller's transaction."""
-    if not any(getattr(tally, name) for name in COLUMNS):
+    adding = pipeline_counts_statement(practice_id=practice_id, tally=tally)
+    if adding is None:
         return
     with connection.cursor() as cursor:
-        cursor.execute(
-            _upsert_statement(), [practice_id, *(getattr(tally, name) for name in COLUMNS)]
-        )
+        cursor.execute(*adding)
+
+
+def pipeline_counts_statement(*, practice_id: int, tally: Tally) -> tuple[str, list[int]] | None:
+    """The statement of :func:`pipeline_counts_add` and its values (None: nothing to add), for
+    a caller that sends it with its own."""
+    if not any(getattr(tally, name) for name in COLUMNS):
+        return None
+    return _upsert_statement(), [practice_id, *(getattr(tally, name) for name in COLUMNS)]
 
 
 def pipeline_counts_total() -> Tally:

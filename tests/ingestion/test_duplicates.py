@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from registry.matching import Key, index_seeks, probe_statement
+from registry.matching import Key, probe_statement, seek_rows
 from registry.models import MatchKey, Record
 from registry.review import record_merge
 from registry.selectors import record_resemblance
@@ -226,9 +226,8 @@ def test_probing_a_large_cluster_reads_at_most_one_row_per_probe(practice):
         p for key in (Key(7, 3, 1), Key(7, None, 2), Key(7, None, None)) for p in key.probes()
     ]
     sql, parameters = probe_statement(practice.pk, probes, [record_ids[0]])
-    with connection.cursor() as cursor, index_seeks(cursor):
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, parameters)
-        (plan,) = cursor.fetchone()[0]
+    ((plans,),) = seek_rows("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, parameters)
+    (plan,) = plans
     scans = [n for n in _plan_nodes(plan["Plan"]) if n.get("Relation Name") == "registry_matchkey"]
     assert scans and {n["Node Type"] for n in scans} <= {"Index Only Scan", "Index Scan"}
     for scan in scans:
