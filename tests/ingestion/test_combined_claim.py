@@ -29,7 +29,7 @@ from registry.models import (
     Transfer,
 )
 from registry.statistics.counts import counts_differences
-from tests.factories import batch, course, retraction_document
+from tests.factories import batch, course, letters, retraction_document
 from tests.ingestion.conftest import ingestion_id_of
 
 pytestmark = pytest.mark.django_db
@@ -256,3 +256,42 @@ def test_with_one_single_per_claim_the_next_waiting_one_is_named(api, settings):
     assert ingestion_process(first) == NextSingles(second, api.practice.id)
     assert Ingestion.objects.get(id=second).status == Ingestion.Status.QUEUED
     assert ingestion_process(second) is None
+
+
+def round_trips(work) -> int:
+    """What ``work`` sends to PostgreSQL, counted at psycopg (Django's cursors and raw ones,
+    COPY included): each call is one round trip, however many statements it carries."""
+    import psycopg
+
+    sent = 0
+    originals = {name: getattr(psycopg.Cursor, name) for name in ("execute", "executemany", "copy")}
+
+    def counting(method):
+        def counted(cursor, *args, **kwargs):
+            nonlocal sent
+            sent += 1
+            return method(cursor, *args, **kwargs)
+
+        return counted
+
+    try:
+        for name, method in originals.items():
+            setattr(psycopg.Cursor, name, counting(method))
+        work()
+    finally:
+        for name, method in originals.items():
+            setattr(psycopg.Cursor, name, method)
+    return sent
+
+
+def test_a_combined_claim_makes_as_many_round_trips_for_30_singles_as_for_3(api, other_api):
+    """A claim's cost in statements is fixed (docs/performance.md, "Values sent apart, and
+    fewer round trips"): 30 singles cost the round trips 3 do, and no more than now."""
+    few = submit(api, [course(f"R-{i}", family=f"Family{letters(i)}") for i in range(3)])
+    many = submit(other_api, [course(f"R-{i}", family=f"Family{letters(i)}") for i in range(30)])
+
+    sent = [round_trips(lambda ids=ids: ingestion_process(ids[0])) for ids in (few, many)]
+
+    assert Ingestion.objects.filter(status=Ingestion.Status.COMPLETED).count() == 33
+    # 17 in production; in the test's transaction the claim's own is a savepoint, 2 more.
+    assert sent[0] == sent[1] <= 19, sent
