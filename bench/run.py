@@ -335,7 +335,7 @@ def profiled(target: Service, name: str, enabled: bool) -> Iterator[None]:
     raw = RESULTS / f"{name}.raw"
     pool = target.pids()[1:] or target.pids()  # the prefork child that runs the tasks
     command = [str(BIN / "py-spy"), "record", "--pid", str(pool[0])]
-    command += ["--format", "raw", "--rate", "250", "--nonblocking", "--output", str(raw)]
+    command += ["--format", "raw", "--rate", "1000", "--nonblocking", "--output", str(raw)]
     if mode == "gil":  # only samples holding the GIL: where the process spends CPU in Python
         command.append("--gil")
     sampler = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -369,7 +369,7 @@ def summarize_profile(raw: Path, top: int = 25) -> str:
         if frames:
             own[frames[-1]] = own.get(frames[-1], 0) + count
     ours = {f: c for f, c in inclusive.items() if f.split(" ")[-1].startswith(PROJECT)}
-    lines = [f"Worker profile: {total} samples (py-spy; native code counts in its caller)"]
+    lines = [f"{raw.stem}: {total} samples (py-spy; native code counts in its caller)"]
     for title, table in (("inclusive, project code", ours), ("self", own)):
         lines.append(f"-- {title} --")
         for frame, count in sorted(table.items(), key=lambda item: -item[1])[:top]:
