@@ -18,6 +18,18 @@ pytestmark = pytest.mark.django_db
 BOGUS = "rgk_" + "x" * 40
 
 
+@pytest.fixture(autouse=True)
+def one_window(monkeypatch):
+    """The limiter's clock held still: django-ratelimit's windows are fixed, their edges at a
+    second that depends on the address, so a test's few requests could straddle one and
+    be counted in two windows (it happened on CI, once in hundreds of runs)."""
+    import time
+    from types import SimpleNamespace
+
+    now = time.time()
+    monkeypatch.setattr("django_ratelimit.core.time", SimpleNamespace(time=lambda: now))
+
+
 @pytest.fixture
 def five_a_minute(settings):
     settings.REGISTRY_AUTH_FAILURE_RATE = "5/m"
