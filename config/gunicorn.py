@@ -23,6 +23,10 @@ worker_class = "config.front.Worker"
 worker_connections = settings.WEB_CONNECTIONS
 # Large batches take a while to upload and stage; don't kill the worker mid-request.
 timeout = settings.WEB_TIMEOUT
+# An idle connection is closed after 2 s (gunicorn's default, made explicit): nginx keeps its
+# connections to the web for the next request and drops an idle one after 1 s, first
+# (deploy/nginx/registry.conf), so it never sends a request on a connection closing here.
+keepalive = 2
 accesslog = "-"
 # The access log shows the path and status, never a query string or a body, and no address:
 # gunicorn knows only the socket's peer, which behind a proxy is the proxy

@@ -348,6 +348,30 @@ def test_slow_clients_wait_on_nginx_and_the_registry_sees_nothing_of_them(proxy)
     assert answers[0].startswith(b"HTTP/1.1 401")  # whole, forwarded, and answered
 
 
+def upstream_ports(proxy: Proxy) -> set[int]:
+    """nginx's ends of the connections open to gunicorn now."""
+    return {
+        c.raddr.port
+        for c in psutil.net_connections(kind="tcp4")
+        if c.status == psutil.CONN_ESTABLISHED and c.laddr and c.laddr.port == proxy.upstream_port
+    }
+
+
+def test_nginx_keeps_its_connection_to_the_registry_and_drops_it_when_idle(proxy):
+    """Requests one after another, each from a new client connection, go to gunicorn on
+    one kept connection (a new one per request costs the web CPU); idle, nginx closes it
+    before gunicorn's keepalive would."""
+    wait_for(lambda: not upstream_ports(proxy), timeout=10, message="no upstream connection")
+    seen = []
+    for _ in range(6):
+        with proxy.client(CLIENT_B) as client:
+            assert client.get("/healthz").status_code == 200
+        seen.append(upstream_ports(proxy))
+    assert all(len(ports) == 1 for ports in seen), seen
+    assert len(set.union(*seen)) == 1, seen
+    wait_for(lambda: not upstream_ports(proxy), timeout=10, message="the idle one closed")
+
+
 # -- Without the proxy ---------------------------------------------------------------------
 
 
