@@ -4,7 +4,8 @@
 two processes; one Celery worker process):
 
 * a 2,000-course batch, then 480 single-course submissions from 16 clients (each with its
-  own practice's key), each until every ingestion is completed;
+  own practice's key, on a connection it keeps, as nginx keeps its connections to the web:
+  deploy/nginx/registry.conf), each until every ingestion is completed;
 * then the same singles once more, against a second web started with
   ``REGISTRY_SINGLES_GATHER_SECONDS=1`` (the same worker): each single's message is held
   1 s before its claim, so the practice's singles submitted meanwhile come along;
@@ -335,15 +336,18 @@ def singles_run(port: int, meter: Meter, prefix: str = "rt-single") -> dict[str,
 
 
 def submit_all_per_practice(port: int, tokens: list[str], bodies: list[list[bytes]]) -> list[float]:
-    """Client i posts its bodies with key i (one practice per client)."""
+    """Client i posts its bodies with key i (one practice per client), on one connection it
+    keeps, as nginx keeps its connections to the web (deploy/nginx/registry.conf)."""
 
     def client(index: int) -> list[float]:
         timings = []
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
         for body in bodies[index]:
-            status, _, elapsed = _post(port, tokens[index], body)
+            status, _, elapsed = _post(port, tokens[index], body, connection)
             if status != 202:
                 raise RuntimeError(f"submit answered {status}")
             timings.append(elapsed)
+        connection.close()
         return timings
 
     with ThreadPoolExecutor(max_workers=len(bodies)) as pool:

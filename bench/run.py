@@ -275,8 +275,11 @@ def _practice_token(slug: str) -> tuple[Any, str]:
     return practice, key_mint(practice=practice, scopes=list(SCOPES), via=KeyEvent.Via.COMMAND)[1]
 
 
-def _post(port: int, token: str, body: bytes) -> tuple[int, str, float]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+def _post(
+    port: int, token: str, body: bytes, connection: http.client.HTTPConnection | None = None
+) -> tuple[int, str, float]:
+    """One submission: on ``connection`` if given (kept for the next), else a new one."""
+    connection = connection or http.client.HTTPConnection("127.0.0.1", port, timeout=300)
     started = time.perf_counter()
     connection.request(
         "POST",
