@@ -280,12 +280,15 @@ REGISTRY_RECOVERY_GRACE_SECONDS = env.int("REGISTRY_RECOVERY_GRACE_SECONDS", def
 # A queued ingestion no worker has claimed this long is published again (tasks are safe to
 # run twice): a web process that died between its commit and its publish costs 30 to 60 s.
 REGISTRY_REQUEUE_AFTER_SECONDS = env.int("REGISTRY_REQUEUE_AFTER_SECONDS", default=30)
-# A single's message is published this long after its commit (a Celery countdown), so the
+# A single's message is published this long after its commit (ingestion/gathering.py), so the
 # practice's singles submitted meanwhile are claimed with it as one chunk: less CPU per single,
-# each completed up to this much later. 0, the default: published at once. Below the requeue
-# age, or the recovery would publish again what is only being held.
-gather_seconds = env.float("REGISTRY_SINGLES_GATHER_SECONDS", default=0)
+# each completed up to this much later. 0: published at once. Below the requeue age, or the
+# recovery would publish again what is only being held; by default 1 s, or half the requeue
+# age if that is shorter.
 requeue_floor = max(1, REGISTRY_REQUEUE_AFTER_SECONDS)  # as the singles flag's expiry
+gather_seconds = env.float(
+    "REGISTRY_SINGLES_GATHER_SECONDS", default=min(1.0, requeue_floor / 2), minimum=0
+)
 if gather_seconds >= requeue_floor:
     raise refuse(
         "REGISTRY_SINGLES_GATHER_SECONDS",

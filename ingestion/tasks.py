@@ -14,6 +14,7 @@ from config.breaker import broker_breaker
 from config.logfilters import about_ingestion
 from ingestion.broker import oldest_waiting_ingestion
 from ingestion.faults import is_transient, retry_transient
+from ingestion.gathering import publish_later
 from ingestion.models import Ingestion
 from ingestion.pipeline import (
     UNREADABLE,
@@ -94,16 +95,23 @@ def enqueue_submitted(ingestion_id: UUID, *, single_of: int | None = None) -> No
     period; nothing is lost either way. While the broker breaker is open (it failed a
     moment ago), publishing is not even tried. A single (``single_of``: its practice) is not
     published while a message for its practice's singles is on its way: that message's
-    claim takes it along (ingestion.wakeups); the message a single does publish is held
-    ``REGISTRY_SINGLES_GATHER_SECONDS`` (0 by default) so that more come along.
+    claim takes it along (ingestion.wakeups); the message a single does publish is published
+    ``REGISTRY_SINGLES_GATHER_SECONDS`` later, so that more come along (ingestion.gathering).
     """
     if single_of is not None and not singles_message_due(single_of):
         return
+    gather = settings.REGISTRY_SINGLES_GATHER_SECONDS if single_of is not None else 0
+    if gather > 0 and not settings.CELERY_TASK_ALWAYS_EAGER:
+        publish_later(gather, _publish_submitted, ingestion_id, single_of)
+        return
+    _publish_submitted(ingestion_id, single_of)
+
+
+def _publish_submitted(ingestion_id: UUID, single_of: int | None) -> None:
     try:
         if broker_breaker.is_open:
             raise BrokerSkipped
-        gather = settings.REGISTRY_SINGLES_GATHER_SECONDS if single_of is not None else 0
-        _publish(ingestion_id, countdown=gather)
+        process_ingestion.delay(str(ingestion_id))
     except Exception as error:
         Ingestion.objects.filter(id=ingestion_id, status=Ingestion.Status.QUEUED).update(
             enqueued_at=None
@@ -114,15 +122,6 @@ def enqueue_submitted(ingestion_id: UUID, *, single_of: int | None = None) -> No
             return
         broker_breaker.trip(error)
         raise
-
-
-def _publish(ingestion_id: UUID, *, countdown: float) -> None:
-    """The task's message; with a countdown, the worker holds it that long before the claim
-    (``REGISTRY_SINGLES_GATHER_SECONDS``), taking along the singles that arrive meanwhile."""
-    if countdown > 0:
-        process_ingestion.apply_async((str(ingestion_id),), countdown=countdown)
-    else:
-        process_ingestion.delay(str(ingestion_id))
 
 
 def republish_waiting(ingestion: Ingestion) -> None:

@@ -1,0 +1,91 @@
+"""The gathering window (ingestion/gathering.py): a single's message joins the broker's
+queue ``REGISTRY_SINGLES_GATHER_SECONDS`` after its commit, held by the web process, and the
+practice's singles committed meanwhile publish nothing. (The default, 1 s, holds in the web
+and worker processes tests start; in the test process itself, messages go at once unless a
+test says otherwise: tests/conftest.py.)"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from ingestion.gathering import _Held
+from ingestion.models import Ingestion
+from ingestion.pipeline import ingestions_to_recover
+from tests.factories import course
+from tests.ingestion.test_combined_claim import submit
+from tests.ingestion.test_republish import published
+from tests.workers import wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_singles_message_joins_the_queue_when_its_window_ends(api, settings):
+    settings.REGISTRY_SINGLES_GATHER_SECONDS = 0.5
+    first, second = submit(api, [course("W-1", family="Alpha"), course("W-2", family="Beta")])
+    assert (published(str(first)), published(str(second))) == (0, 0)  # held, committed
+    assert Ingestion.objects.filter(id__in=[first, second], enqueued_at__isnull=False).count() == 2
+    wait_for(lambda: published(str(first)) == 1, timeout=10, message="the held message")
+    assert published(str(second)) == 0  # it goes with the first's claim
+
+
+def test_a_held_single_is_not_the_recoverys_before_its_requeue_age(api, settings):
+    """Held, the single waits in neither the queue nor a worker: the recovery leaves it be,
+    as the window is below REGISTRY_REQUEUE_AFTER_SECONDS."""
+    settings.REGISTRY_SINGLES_GATHER_SECONDS = 0.5
+    settings.REGISTRY_RECOVERY_GRACE_SECONDS = 0
+    (single,) = submit(api, [course("W-1")])
+    assert published(str(single)) == 0
+    assert ingestions_to_recover() == []
+    wait_for(lambda: published(str(single)) == 1, timeout=10, message="the held message")
+
+
+def test_a_held_publish_that_fails_leaves_the_single_to_the_recovery(api, settings):
+    from config.celery import app
+    from tests.ingestion.test_submit import reset_producers
+
+    settings.REGISTRY_SINGLES_GATHER_SECONDS = 0.3
+    settings.REGISTRY_RECOVERY_GRACE_SECONDS = 0
+    original = app.conf.broker_url
+    app.conf.broker_url = "redis://127.0.0.1:1/0"  # a real, closed port
+    reset_producers(app)
+    try:
+        (single,) = submit(api, [course("W-1")])
+        wait_for(
+            lambda: Ingestion.objects.get(id=single).enqueued_at is None,
+            timeout=20,
+            message="the failed publish noted",
+        )
+    finally:
+        app.conf.broker_url = original
+        reset_producers(app)
+    assert ingestions_to_recover() == [single]
+    assert published(str(single)) == 0
+
+
+def test_what_is_held_is_published_at_once_when_the_process_exits():
+    made: list[str] = []
+    held = _Held()
+    held.later(60, made.append, "later")
+    held.later(30, made.append, "sooner")
+    held.now()  # atexit
+    assert made == ["sooner", "later"]
+
+
+def test_held_calls_are_made_in_their_order_on_one_thread():
+    made: list[tuple[str, str]] = []
+    done = threading.Event()
+
+    def note(name: str) -> None:
+        made.append((name, threading.current_thread().name))
+        if len(made) == 3:
+            done.set()
+
+    held = _Held()
+    held.later(0.3, note, "third")
+    held.later(0.1, note, "first")
+    held.later(0.2, note, "second")
+    assert done.wait(10)
+    assert [name for name, _ in made] == ["first", "second", "third"]
+    assert {thread for _, thread in made} == {"gathering"}
