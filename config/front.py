@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import re
 import time
@@ -155,7 +156,8 @@ class _LimitedBody:
             return await self._receive()
         wait = min(self.limits.idle, self.deadline - time.monotonic())
         try:
-            message = await asyncio.wait_for(self._receive(), timeout=max(wait, 0.001))
+            async with asyncio.timeout(max(wait, 0.001)):  # no task of its own, as wait_for
+                message = await self._receive()
         except TimeoutError:
             return await self._refuse(408, "timeout", "The request body did not arrive in time.")
         if message["type"] == "http.request":
@@ -270,8 +272,7 @@ class OneHandOffHandler(ASGIHandler):
             await self.send_response(error_response, send)
             await sync_to_async(error_response.close)()
             return
-        respond = sync_to_async(self._respond, thread_sensitive=True)
-        response = await respond(request, scope)
+        response = await _request_thread.get().run(self._respond, request, scope)
         try:
             if response.streaming:
                 await self._stream(response, receive, send)
@@ -331,6 +332,15 @@ class _RequestThread:
         self.executor = await self.free.get()
         self.context = ThreadSensitiveContext(executor=self.executor)
         await self.context.__aenter__()
+
+    async def run(self, call: Callable[..., Any], *args: Any) -> Any:
+        """``call(*args)`` on the request's thread, in a copy of the request's context. Not
+        through ``sync_to_async``: nothing a synchronous view sets is wanted back in the event
+        loop's context, and copying it back (asgiref's ``_restore_context``) cost a tenth of
+        a request's hand-off."""
+        context = contextvars.copy_context()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, context.run, call, *args)
 
     async def release(self) -> None:
         if self.context is not None:
