@@ -142,7 +142,7 @@ MIDDLEWARE = [
     "config.proxy.trusted_proxy_middleware",
     "django.middleware.security.SecurityMiddleware",
     "config.static.StaticFiles",  # WhiteNoise
-    "csp.middleware.CSPMiddleware",  # the Content-Security-Policy of every page
+    "config.policy.ContentSecurityPolicy",  # the Content-Security-Policy of every page
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

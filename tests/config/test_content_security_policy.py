@@ -170,3 +170,76 @@ def test_the_watcher_sees_a_violation_and_a_missing_asset(live_server, monkeypat
     assert any("style-src" in problem for problem in seen), seen
     assert any("script-src" in problem for problem in seen), seen
     assert any("404 for script" in problem and "no-such-file.js" in problem for problem in seen)
+
+
+# -- The header kept per process (config/policy.py) ------------------------------------------
+
+
+def _answered(response: Any, request: Any = None) -> Any:
+    from django.test import RequestFactory
+
+    from config.policy import ContentSecurityPolicy
+
+    request = request or RequestFactory().get("/")
+    middleware = ContentSecurityPolicy(lambda _: response)
+    middleware.process_request(request)
+    return middleware(request)
+
+
+def test_the_kept_header_is_django_csps_own():
+    from csp.middleware import CSPMiddleware
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    request = RequestFactory().get("/")
+    theirs = CSPMiddleware(lambda _: HttpResponse("x"))
+    theirs.process_request(request)
+    expected = theirs(request)["Content-Security-Policy"]
+    assert _answered(HttpResponse("x"))["Content-Security-Policy"] == expected
+    assert "Content-Security-Policy-Report-Only" not in _answered(HttpResponse("x"))
+
+
+def test_a_changed_setting_changes_the_kept_header(settings):
+    from django.http import HttpResponse
+
+    before = _answered(HttpResponse("x"))["Content-Security-Policy"]
+    settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": {"default-src": ["'none'"]}}
+    assert _answered(HttpResponse("x"))["Content-Security-Policy"] == "default-src 'none'"
+    settings.CONTENT_SECURITY_POLICY_REPORT_ONLY = {"DIRECTIVES": {"img-src": ["'self'"]}}
+    answered = _answered(HttpResponse("x"))
+    assert "img-src 'self'" in directives(answered["Content-Security-Policy-Report-Only"])
+    assert before != answered["Content-Security-Policy"]
+
+
+def test_a_views_own_policy_and_a_nonce_go_through_django_csp(settings):
+    import csp
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    updated = HttpResponse("x")
+    updated._csp_update = {"img-src": ["https://example.org"]}  # as @csp_update sets it
+    assert "https://example.org" in _answered(updated)["Content-Security-Policy"]
+
+    settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": {"script-src": [csp.constants.NONCE]}}
+    request = RequestFactory().get("/")
+
+    def page(_: Any) -> HttpResponse:
+        return HttpResponse(f"<script nonce='{request.csp_nonce}'></script>")
+
+    from config.policy import ContentSecurityPolicy
+
+    middleware = ContentSecurityPolicy(page)
+    middleware.process_request(request)
+    answered = middleware(request)
+    assert f"'nonce-{request._csp_nonce}'" in answered["Content-Security-Policy"]
+
+
+def test_a_nonce_asked_for_after_the_kept_header_is_an_error():
+    from csp.exceptions import CSPNonceError
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    request = RequestFactory().get("/")
+    _answered(HttpResponse("x"), request)
+    with pytest.raises(CSPNonceError):
+        str(request.csp_nonce)
