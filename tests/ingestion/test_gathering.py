@@ -89,3 +89,30 @@ def test_held_calls_are_made_in_their_order_on_one_thread():
     assert done.wait(10)
     assert [name for name, _ in made] == ["first", "second", "third"]
     assert {thread for _, thread in made} == {"gathering"}
+
+
+@pytest.mark.worker
+def test_a_web_process_stopped_normally_publishes_what_it_holds(tmp_path):
+    """gunicorn's web process, told to stop (SIGTERM) while it holds a single's message for
+    20 s more, publishes it as it exits rather than leave it to the recovery."""
+    import orjson
+    import requests
+
+    from registry.models import Practice
+    from tests import workers
+    from tests.ingestion.conftest import mint
+    from tests.services import Stack
+
+    token = mint(Practice.objects.create(slug="st-mary"))
+    env = workers.worker_environment(REGISTRY_SINGLES_GATHER_SECONDS="20")
+    with Stack(env, tmp_path).web() as web:
+        response = requests.post(
+            f"{web.url}/api/registry/fhir/Bundle",
+            data=orjson.dumps(course("E-1")),
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/fhir+json"},
+            timeout=60,
+        )
+        assert response.status_code == 202
+        single = response.headers["Content-Location"].rstrip("/").rsplit("/", 1)[-1]
+        assert published(single) == 0  # held
+    assert published(single) == 1  # published on the way out
