@@ -15,6 +15,10 @@ Nothing is lost with the process: the single is committed, with ``enqueued_at`` 
 its message is held. A web process that dies meanwhile leaves it to the recovery, as a
 message lost in the broker would (after ``REGISTRY_REQUEUE_AFTER_SECONDS``, which the
 window must stay below). A process that exits normally publishes what it holds first.
+
+While this process holds a practice's message, its next singles for that practice need not
+ask Redis whether a message is on its way (:func:`holds`): the message is published after
+their commit, so its claim takes them along.
 """
 
 from __future__ import annotations
@@ -37,15 +41,19 @@ class _Held:
     """Calls waiting for their moment, made in order by one thread started when first needed."""
 
     def __init__(self) -> None:
-        self._due: list[tuple[float, int, Callable[..., Any], tuple[Any, ...]]] = []
+        self._due: list[tuple[float, int, Callable[..., Any], tuple[Any, ...], Any]] = []
+        self._for: set[Any] = set()  # what the held calls are for (practices)
         self._order = itertools.count()
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
 
-    def later(self, seconds: float, call: Callable[..., Any], *args: Any) -> None:
+    def later(
+        self, seconds: float, call: Callable[..., Any], *args: Any, about: Any = None
+    ) -> None:
         with self._changed:
-            entry = (time.monotonic() + seconds, next(self._order), call, args)
+            entry = (time.monotonic() + seconds, next(self._order), call, args, about)
             heapq.heappush(self._due, entry)
+            self._for.add(about)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="gathering", daemon=True)
                 self._thread.start()
@@ -61,14 +69,20 @@ class _Held:
             while not self._due or self._due[0][0] > time.monotonic():
                 wait = self._due[0][0] - time.monotonic() if self._due else None
                 self._changed.wait(timeout=wait)
-            _, _, call, args = heapq.heappop(self._due)
+            _, _, call, args, about = heapq.heappop(self._due)
+            self._for.discard(about)  # before the call: from now on, ask Redis again
             return call, args
+
+    def holds(self, about: Any) -> bool:
+        with self._changed:
+            return about in self._for
 
     def now(self) -> None:
         """Everything held, at once (the process is about to exit)."""
         with self._changed:
             due, self._due = sorted(self._due), []
-        for _, _, call, args in due:
+            self._for.clear()
+        for _, _, call, args, _ in due:
             _made(call, args)
 
 
@@ -85,6 +99,12 @@ _held = _Held()
 atexit.register(_held.now)
 
 
-def publish_later(seconds: float, call: Callable[..., Any], *args: Any) -> None:
-    """``call(*args)`` in ``seconds``, on the gathering thread."""
-    _held.later(seconds, call, *args)
+def publish_later(practice_id: int, seconds: float, call: Callable[..., Any], *args: Any) -> None:
+    """``call(*args)`` in ``seconds``, on the gathering thread: the practice's message."""
+    _held.later(seconds, call, *args, about=practice_id)
+
+
+def holds(practice_id: int) -> bool:
+    """Whether this process holds a message for the practice's singles, not yet published.
+    Asked after a single's commit: if so, that message's claim will take the single."""
+    return _held.holds(practice_id)

@@ -14,7 +14,7 @@ from config.breaker import broker_breaker
 from config.logfilters import about_ingestion
 from ingestion.broker import oldest_waiting_ingestion
 from ingestion.faults import is_transient, retry_transient
-from ingestion.gathering import publish_later
+from ingestion.gathering import holds, publish_later
 from ingestion.models import Ingestion
 from ingestion.pipeline import (
     UNREADABLE,
@@ -96,13 +96,14 @@ def enqueue_submitted(ingestion_id: UUID, *, single_of: int | None = None) -> No
     moment ago), publishing is not even tried. A single (``single_of``: its practice) is not
     published while a message for its practice's singles is on its way: that message's
     claim takes it along (ingestion.wakeups); the message a single does publish is published
-    ``REGISTRY_SINGLES_GATHER_SECONDS`` later, so that more come along (ingestion.gathering).
+    ``REGISTRY_SINGLES_GATHER_SECONDS`` later, so that more come along (ingestion.gathering);
+    while this process holds it, the practice's next singles need not ask Redis.
     """
-    if single_of is not None and not singles_message_due(single_of):
+    if single_of is not None and (holds(single_of) or not singles_message_due(single_of)):
         return
     gather = settings.REGISTRY_SINGLES_GATHER_SECONDS if single_of is not None else 0
-    if gather > 0 and not settings.CELERY_TASK_ALWAYS_EAGER:
-        publish_later(gather, _publish_submitted, ingestion_id, single_of)
+    if single_of is not None and gather > 0 and not settings.CELERY_TASK_ALWAYS_EAGER:
+        publish_later(single_of, gather, _publish_submitted, ingestion_id, single_of)
         return
     _publish_submitted(ingestion_id, single_of)
 

@@ -30,6 +30,25 @@ def test_a_singles_message_joins_the_queue_when_its_window_ends(api, settings):
     assert published(str(second)) == 0  # it goes with the first's claim
 
 
+def test_while_the_process_holds_a_practices_message_its_next_singles_ask_no_one(api, settings):
+    """The flag is gone from Redis (as if expired): a second single would publish a message
+    of its own if it asked Redis. This process holds the first's message, published after
+    the second's commit, so the second asks nothing and goes with the first's claim."""
+    from django.core.cache import caches
+
+    from ingestion.gathering import holds
+    from ingestion.wakeups import _flag
+
+    settings.REGISTRY_SINGLES_GATHER_SECONDS = 0.5
+    (first,) = submit(api, [course("W-1", family="Alpha")])
+    assert holds(api.practice.id)
+    caches["default"]._cache.get_client(write=True).delete(_flag(api.practice.id))
+    (second,) = submit(api, [course("W-2", family="Beta")])
+    wait_for(lambda: published(str(first)) == 1, timeout=10, message="the held message")
+    assert not holds(api.practice.id)
+    assert published(str(second)) == 0
+
+
 def test_a_held_single_is_not_the_recoverys_before_its_requeue_age(api, settings):
     """Held, the single waits in neither the queue nor a worker: the recovery leaves it be,
     as the window is below REGISTRY_REQUEUE_AFTER_SECONDS."""
