@@ -7,7 +7,8 @@ publish and the worker a task that finds nothing left. A flag in Redis (the cach
 "a message for this practice's singles is on its way":
 
 * the web, once a single is committed, sets it if absent (``SET NX``) and publishes only
-  if it set it;
+  if it set it (not even asking while its own process holds the practice's message, to be
+  published after this commit: :mod:`ingestion.gathering`);
 * a worker clears it *before* it claims the practice's waiting singles.
 
 Whatever the interleaving, a committed single is either seen by a claim that started after
