@@ -99,13 +99,15 @@ def enqueue_submitted(ingestion_id: UUID, *, single_of: int | None = None) -> No
     ``REGISTRY_SINGLES_GATHER_SECONDS`` later, so that more come along (ingestion.gathering);
     while this process holds it, the practice's next singles need not ask Redis.
     """
-    if single_of is not None and (holds(single_of) or not singles_message_due(single_of)):
+    if single_of is None:
+        _publish_submitted(ingestion_id, None)
+    elif holds(single_of) or not singles_message_due(single_of):
         return
-    gather = settings.REGISTRY_SINGLES_GATHER_SECONDS if single_of is not None else 0
-    if single_of is not None and gather > 0 and not settings.CELERY_TASK_ALWAYS_EAGER:
+    elif settings.REGISTRY_SINGLES_GATHER_SECONDS > 0 and not settings.CELERY_TASK_ALWAYS_EAGER:
+        gather = settings.REGISTRY_SINGLES_GATHER_SECONDS
         publish_later(single_of, gather, _publish_submitted, ingestion_id, single_of)
-        return
-    _publish_submitted(ingestion_id, single_of)
+    else:
+        _publish_submitted(ingestion_id, single_of)
 
 
 def _publish_submitted(ingestion_id: UUID, single_of: int | None) -> None:
