@@ -2,9 +2,11 @@
 
 Every request looks its key up by prefix (through the short Redis cache of
 :mod:`keys.cache`, in the round trip that also counts the request for the caller's rate
-limit) and compares the SHA-256 digest in constant time. Nothing is cached in the process,
-so a revocation or rotation holds from the next request in every web process. Diagnostics
-never repeat the presented token.
+limit, once the token's digest is found to be the key's) and compares the SHA-256 digest in
+constant time. Nothing is cached in the process, so a revocation or rotation holds from the
+next request in every web process. Diagnostics never repeat the presented token, and log
+lines name a refused key by its fingerprint (:func:`keys.models.prefix_fingerprint`), not by
+its prefix, which is enough to aim forged tokens at it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,13 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
 from keys.cache import Counter, key_lookup
-from keys.models import ApiKey, is_sandbox_token, is_well_formed, token_prefix
+from keys.models import (
+    ApiKey,
+    is_sandbox_token,
+    is_well_formed,
+    prefix_fingerprint,
+    token_prefix,
+)
 from keys.services import key_mark_used
 from registry.models import Practice
 
@@ -51,7 +59,8 @@ class ApiKeyAuthentication(BaseAuthentication):
     No header at all authenticates nobody (``None``), and the scope permission then answers
     401; a header that is present but wrong is refused here, also with 401. A view may pass
     ``counter``, which names the counter of a key prefix to increment in the lookup's round
-    trip (the API's rate limit); its value is the principal's ``count``.
+    trip (the API's rate limit) if the token is the key's; its value is the principal's
+    ``count``.
     """
 
     def __init__(self, counter: Callable[[str], Counter] | None = None) -> None:
@@ -68,13 +77,16 @@ class ApiKeyAuthentication(BaseAuthentication):
         if key is None or not key.matches(token):
             raise AuthenticationFailed(INVALID)
         if not key.is_active:
-            log.info("refused revoked api key %s", key.prefix)
+            log.info("refused revoked api key %s", prefix_fingerprint(key.prefix))
             raise AuthenticationFailed(INVALID)
         if is_sandbox_token(token) != key.practice.sandbox:
             # Cannot happen through the services (the flag changes only without an active
             # key); if the flag was changed behind their back, the key stops, rather than a
             # test key writing into the registry or a live key into a sandbox.
-            log.warning("refused api key %s: its kind no longer fits its practice", key.prefix)
+            log.warning(
+                "refused api key %s: its kind no longer fits its practice",
+                prefix_fingerprint(key.prefix),
+            )
             raise AuthenticationFailed(INVALID)
         if found.first_use_this_minute is not False:
             key_mark_used(key=key)

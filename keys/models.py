@@ -59,6 +59,17 @@ def token_prefix(token: str) -> str:
     return token[: len(start) + PREFIX_RANDOM_LENGTH]
 
 
+def prefix_fingerprint(prefix: str) -> str:
+    """How a log line names a key: 8 hex digits of its prefix's SHA-256.
+
+    A prefix is enough to aim forged tokens at a key (they are refused, and spend nothing of
+    its limit, but they fill its logs), so logs do not hand it out. 32 bits are enough to
+    match a line to a known key, and too few to recover the prefix: about 50,000 prefixes
+    share each fingerprint.
+    """
+    return hashlib.sha256(prefix.encode("ascii")).hexdigest()[:8]
+
+
 def is_well_formed(token: str) -> bool:
     return TOKEN_PATTERN.match(token) is not None
 

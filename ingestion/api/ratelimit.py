@@ -3,8 +3,11 @@
 The counters live in Redis, so the limit holds across gunicorn processes and machines. A
 request's counter is a fixed one-minute window per key and endpoint, incremented in the
 same Redis round trip that looks the key up (:func:`rate_counter`, :mod:`keys.cache`): one
-round trip per request for both. Without Redis (the embedded default), django-ratelimit
-counts in the Django cache. If the cache cannot be reached the limiter fails open: a
+round trip per request for both. Only a request whose token is the key's counts against it:
+the key's prefix is not secret, so a token that merely starts with it is a failed
+authentication, counted against the client's address (:func:`auth_failure_refusal`), and
+cannot put its owner at 429. Without Redis (the embedded default), django-ratelimit counts
+in the Django cache, after authentication. If the cache cannot be reached the limiter fails open: a
 submission is worth more than a rate limit, and it is logged. The cache's timeouts bound the
 wait, and after a failure the breaker skips the cache for a few seconds.
 """

@@ -20,6 +20,7 @@ import socket
 import ssl
 import subprocess
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -34,8 +35,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from keys.models import ApiKey, KeyEvent, token_prefix
+from keys.services import key_revoke
 from tests.factories import course
 from tests.ingestion.conftest import mint
+from tests.ingestion.test_ratelimit import forged
 from tests.services import Stack, _wait_for_port, free_port
 from tests.workers import ROOT, wait_for, worker_environment
 
@@ -140,6 +144,7 @@ class Proxy:
     http_port: int
     upstream_port: int
     ca: Path
+    web_log: Path | None = None  # the output of the gunicorn behind it
 
     @property
     def url(self) -> str:
@@ -193,6 +198,7 @@ def proxy(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Prox
     with django_db_blocker.unblock():
         env = worker_environment(**WEB)
     with Stack(env, tmp).web() as web, nginx(tmp, upstream_port=_port(web.url)) as running:
+        running.web_log = web.log
         yield running
 
 
@@ -275,6 +281,44 @@ def test_api_failures_from_one_client_never_throttle_another(proxy, practice):
         assert accepted.headers["content-location"].startswith(f"{proxy.url}/")  # https, host
         assert submit(b, BOGUS).status_code == 401
         assert submit(b, token).status_code == 202
+
+
+def test_forged_tokens_of_a_keys_prefix_spend_nothing_of_its_owners(
+    proxy, practice, other_practice
+):
+    """Issue 31, through the proxy: a client sending tokens made of another practice's key
+    prefix and a random secret (the prefix is shown to every member) is refused, and
+    throttled on its own address; the key's owner, elsewhere, is answered as ever, its "last
+    used" is written by its own request alone, and no log line names a refused key's prefix."""
+    token, revoked = mint(practice), mint(other_practice)
+    key_revoke(practice=other_practice, via=KeyEvent.Via.COMMAND)
+    with proxy.client(CLIENT_A) as attacker, proxy.client(CLIENT_B) as owner:
+
+        def call(client: httpx.Client, endpoint: str, key: str) -> httpx.Response:
+            headers = {"Authorization": f"Bearer {key}"}
+            if endpoint == "receipt":
+                return client.get(f"/api/registry/fhir/ingestions/{uuid.uuid4()}", headers=headers)
+            return client.post(endpoint, json=course("C-9"), headers=headers)
+
+        endpoints = ["/api/registry/fhir/Bundle", "receipt", "/api/registry/fhir/Bundle/$validate"]
+        for _ in range(130):
+            for endpoint in endpoints:
+                assert call(attacker, endpoint, forged(token)).status_code in (401, 429)
+        assert ApiKey.objects.get(prefix=token_prefix(token)).last_used_at is None
+        submitted = call(owner, endpoints[0], token)
+        assert submitted.status_code == 202
+        receipt = owner.get(
+            submitted.headers["content-location"], headers={"Authorization": f"Bearer {token}"}
+        )
+        assert receipt.status_code == 200
+        assert call(owner, endpoints[2], token).status_code == 200
+        assert ApiKey.objects.get(prefix=token_prefix(token)).last_used_at is not None
+        assert call(owner, "receipt", revoked).status_code == 401
+    assert proxy.web_log is not None
+    logged = proxy.web_log.read_text(errors="replace")
+    assert "refused revoked api key" in logged
+    for prefix in (token_prefix(token), token_prefix(revoked)):
+        assert prefix[len("rgk_") :] not in logged
 
 
 # -- The body limit and slow clients -------------------------------------------------------

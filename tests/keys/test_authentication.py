@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import threading
 from datetime import timedelta
 
@@ -117,6 +119,23 @@ def test_a_revoked_key_gets_401(client, minted, practice):
     assert call(client, f"Bearer {token}").status_code == 200
     key_revoke(practice=practice, via=KeyEvent.Via.COMMAND)
     assert_401(call(client, f"Bearer {token}"), token)
+
+
+def test_a_refused_key_is_logged_by_a_fingerprint_not_by_its_prefix(
+    client, minted, practice, caplog
+):
+    """Issue 31: ``refused revoked api key rgk_XXXXXXXX`` handed the prefix to whoever reads
+    the logs, enough to aim forged tokens at the key."""
+    key, token = minted
+    key_revoke(practice=practice, via=KeyEvent.Via.COMMAND)
+    caplog.clear()
+    caplog.set_level(logging.DEBUG)
+    assert_401(call(client, f"Bearer {token}"), token)
+    refused = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    fingerprint = hashlib.sha256(key.prefix.encode()).hexdigest()[:8]
+    assert refused == [f"refused revoked api key {fingerprint}"]
+    logged = caplog.text + " ".join(str(record.args) for record in caplog.records)
+    assert key.prefix[len("rgk_") :] not in logged
 
 
 def test_a_rotated_out_key_gets_401_and_its_successor_works(client, minted, practice):
