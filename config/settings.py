@@ -133,6 +133,7 @@ INSTALLED_APPS = [
     "registry",
     "keys",
     "ingestion",
+    "config.apps.SiteConfig",  # the deploy checks (config/proxy.py)
 ]
 
 MIDDLEWARE = [

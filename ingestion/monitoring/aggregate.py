@@ -31,6 +31,7 @@ KEY = "registry:metrics"
 FLUSH_SECONDS = 1.0
 SEPARATOR = "|"
 HTTP_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+UNTRUSTED_FORWARDED = f"untrusted_forwarded{SEPARATOR}{SEPARATOR}total"
 INGESTION_BUCKETS = (0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0, 1800.0, 3600.0)
 
 
@@ -124,6 +125,11 @@ class Aggregate:
 
 
 aggregate = Aggregate()
+
+
+def untrusted_forwarded_observe() -> None:
+    """A request carried X-Forwarded-For from a peer that is not a trusted proxy."""
+    aggregate.add({UNTRUSTED_FORWARDED: 1.0})
 
 
 def http_request_observe(*, endpoint: str, status: int, seconds: float) -> None:

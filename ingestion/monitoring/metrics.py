@@ -33,6 +33,7 @@ from ingestion.monitoring.aggregate import (
     HTTP_BUCKETS,
     INGESTION_BUCKETS,
     SEPARATOR,
+    UNTRUSTED_FORWARDED,
     aggregate,
 )
 from ingestion.monitoring.counters import RECORD_OUTCOMES, pipeline_counts_total
@@ -88,6 +89,11 @@ def _pipeline() -> Iterator[Metric]:
 
 def _shared() -> Iterator[Metric]:
     tallies = aggregate.read()
+    yield CounterMetricFamily(
+        "registry_untrusted_forwarded",
+        "Requests with X-Forwarded-For from a peer not in REGISTRY_TRUSTED_PROXIES (ignored).",
+        value=tallies.pop(UNTRUSTED_FORWARDED, 0.0),
+    )
     requests = CounterMetricFamily(
         "registry_http_requests",
         "HTTP requests answered, by route name and status.",

@@ -73,6 +73,15 @@ def test_check_deploy_without_it_names_what_is_missing():
         assert warning in done.stderr
 
 
+def test_check_deploy_warns_when_no_proxy_is_trusted_and_https_is_off():
+    """Issue 31: behind nginx with REGISTRY_TRUSTED_PROXIES unset, one client's failures
+    throttled every client, and check --deploy said nothing."""
+    assert "registry.W001" in manage("check", "--deploy").stderr
+    listed = manage("check", "--deploy", REGISTRY_TRUSTED_PROXIES="127.0.0.1")
+    assert listed.returncode == 0, listed.stderr
+    assert "registry.W001" not in listed.stdout + listed.stderr
+
+
 def test_registry_https_sends_hsts_for_a_year_redirects_and_secures_cookies():
     shown = settings_of(REGISTRY_HTTPS="true")
     assert shown["SECURE_HSTS_SECONDS"] == YEAR
