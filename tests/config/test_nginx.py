@@ -5,8 +5,9 @@ Clients connect from distinct loopback addresses (all of 127.0.0.0/8 is local on
 127.0.0.2 and 127.0.0.3 are two clients behind the proxy; nginx reaches gunicorn from
 127.0.0.1, the one trusted proxy. Through it: each client is throttled and locked out on its
 own, HSTS and Secure cookies are sent, a body over the limit is 413, and slow clients wait on
-nginx while the registry sees nothing of them. Without it: a peer that is not the proxy
-cannot choose its address or claim HTTPS.
+nginx while the registry sees nothing of them; a client's forged tokens of another's key
+prefix spend nothing of that key's limit. Without it: a peer that is not the proxy cannot
+choose its address or claim HTTPS. And a proxy left out of the trusted list is noticed.
 """
 
 from __future__ import annotations
@@ -447,6 +448,19 @@ def test_a_peer_that_is_not_the_proxy_cannot_choose_its_address(tmp_path, practi
         assert answers == [401] * 5 + [429]  # counted on its own address, whatever it said
         assert submit(CLIENT_B, BOGUS, CLIENT_A) == 401  # and naming A does not hurt B
         assert submit(ELSEWHERE, token, CLIENT_A) == 202
+
+
+def test_a_proxy_missing_from_the_trusted_list_is_noticed(tmp_path):
+    """Issue 31: behind nginx with REGISTRY_TRUSTED_PROXIES unset, every client looked like
+    nginx and nothing said so. Now the web logs it, once a minute, naming no address."""
+    env = worker_environment(REGISTRY_HTTPS="true", REGISTRY_TRUSTED_PROXIES="")
+    with Stack(env, tmp_path).web() as web, nginx(tmp_path, upstream_port=_port(web.url)) as proxy:
+        with proxy.client(CLIENT_A) as client:
+            assert all(client.get("/healthz").status_code == 200 for _ in range(3))
+        wait_for(lambda: "REGISTRY_TRUSTED_PROXIES" in web.output(), timeout=10, message="log")
+        noticed = [line for line in web.output().splitlines() if "X-Forwarded-For" in line]
+    assert len(noticed) == 1, noticed
+    assert CLIENT_A not in noticed[0] and "127.0.0.1" not in noticed[0]
 
 
 def test_the_operations_guide_fills_every_placeholder():
