@@ -108,8 +108,8 @@ def key_lookup(token: str, *, counter: Counter | None = None) -> Lookup:
         _fail_open(error)
         return Lookup(key_for_token(token))
     if len(reply) == 3:  # verified against the cached entry, and counted
-        _, first_use, count = reply
-        return Lookup(_decoded(reply[0]), count, bool(first_use))
+        cached, first_use, count = reply
+        return Lookup(_decoded(cached), count, bool(first_use))
     key = _decoded(reply[0])
     if key is not None:  # cached, but not this token's (or revoked): nothing counted
         return Lookup(key)
@@ -143,10 +143,7 @@ def _after_database(
     if fill:
         _fill(pipeline, key)
     if verified:
-        pipeline.set(_name("used", key.prefix), b"1", nx=True, ex=USED_SECONDS)
-        if counter is not None:
-            pipeline.incr(counter.name)
-            pipeline.expire(counter.name, counter.seconds, nx=True)
+        _queue_count(pipeline, key.prefix, counter)
     try:
         replies = pipeline.execute()[int(fill) :]
     except Exception as error:
@@ -155,6 +152,14 @@ def _after_database(
     if not verified:
         return Lookup(key)
     return Lookup(key, replies[1] if counter is not None else None, bool(replies[0]))
+
+
+def _queue_count(pipeline: Any, prefix: str, counter: Counter | None) -> None:
+    """A verified request: the "used this minute" marker, then the counter (as the script)."""
+    pipeline.set(_name("used", prefix), b"1", nx=True, ex=USED_SECONDS)
+    if counter is not None:
+        pipeline.incr(counter.name)
+        pipeline.expire(counter.name, counter.seconds, nx=True)
 
 
 def _fail_open(error: Exception) -> None:
