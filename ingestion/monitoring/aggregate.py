@@ -30,8 +30,9 @@ log = logging.getLogger(__name__)
 KEY = "registry:metrics"
 FLUSH_SECONDS = 1.0
 SEPARATOR = "|"
-HTTP_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+# X-Forwarded-For from a peer that is not a trusted proxy (config/proxy.py): no labels.
 UNTRUSTED_FORWARDED = f"untrusted_forwarded{SEPARATOR}{SEPARATOR}total"
+HTTP_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 INGESTION_BUCKETS = (0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0, 1800.0, 3600.0)
 
 
