@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -33,6 +34,7 @@ class QueueState:
     queued: int
     processing: int
     oldest_queued_seconds: float  # 0 when nothing is queued
+    oldest_single_seconds: float = 0.0  # the oldest queued single-course ingestion's wait
 
 
 def queue_state() -> QueueState:
@@ -41,10 +43,19 @@ def queue_state() -> QueueState:
         queued=Count("id", filter=Q(status=QUEUED)),
         processing=Count("id", filter=Q(status=PROCESSING)),
         oldest=Min("queued_at", filter=Q(status=QUEUED)),
+        oldest_single=Min("queued_at", filter=Q(status=QUEUED, kind=Ingestion.Kind.SINGLE)),
     )
-    oldest = found["oldest"]
-    age = (timezone.now() - oldest).total_seconds() if oldest is not None else 0.0
-    return QueueState(found["queued"], found["processing"], max(age, 0.0))
+    now = timezone.now()
+    return QueueState(
+        found["queued"],
+        found["processing"],
+        _age(found["oldest"], now),
+        _age(found["oldest_single"], now),
+    )
+
+
+def _age(queued_at: datetime | None, now: datetime) -> float:
+    return max((now - queued_at).total_seconds(), 0.0) if queued_at is not None else 0.0
 
 
 def worker_count() -> int | None:

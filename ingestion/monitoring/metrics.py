@@ -38,6 +38,7 @@ from ingestion.monitoring.aggregate import (
 )
 from ingestion.monitoring.counters import RECORD_OUTCOMES, pipeline_counts_total
 from ingestion.monitoring.health import queue_state, worker_count
+from ingestion.monitoring.inflight import in_flight
 
 Histogram = dict[str, float]  # bucket index, "inf", "sum", "count" -> value
 
@@ -45,6 +46,7 @@ Histogram = dict[str, float]  # bucket index, "inf", "sum", "count" -> value
 class RegistryCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         yield from _pipeline()
+        yield from _web()
         yield from _shared()
 
     def describe(self) -> list[Metric]:
@@ -79,11 +81,31 @@ def _pipeline() -> Iterator[Metric]:
         "Age of the oldest queued ingestion (0 when none is queued).",
         value=queue.oldest_queued_seconds,
     )
+    yield GaugeMetricFamily(
+        "registry_single_oldest_waiting_seconds",
+        "Age of the oldest queued single-course ingestion (0 when none waits).",
+        value=queue.oldest_single_seconds,
+    )
     workers = worker_count()
     yield GaugeMetricFamily(
         "registry_workers_alive",
         "Celery workers with a recent heartbeat.",
         value=workers if workers is not None else float("nan"),
+    )
+
+
+def _web() -> Iterator[Metric]:
+    """Requests inside the web processes: an overloaded web shows here, not in the queue."""
+    web = in_flight()
+    yield GaugeMetricFamily(
+        "registry_web_requests_in_flight",
+        "Requests received by the web processes and not yet answered.",
+        value=web.requests,
+    )
+    yield GaugeMetricFamily(
+        "registry_web_oldest_request_seconds",
+        "Age of the oldest request the web processes hold (0 when none).",
+        value=web.oldest_seconds,
     )
 
 

@@ -181,3 +181,19 @@ def test_without_redis_a_scrape_still_has_the_databases_figures(api, client, set
     pipeline = client.get("/healthz/pipeline")
     assert pipeline.status_code == 503
     assert pipeline.json()["checks"]["worker"] == "unknown"
+
+
+@override_settings(REGISTRY_METRICS_TOKEN=TOKEN)
+def test_the_oldest_waiting_single_is_its_own_figure_whatever_batches_wait(api, client):
+    waiting_batch = ingestion_id_of(api.submit(batch(course("W-1"), course("W-2"))))
+    single = ingestion_id_of(api.submit(course("W-3")))
+    now = timezone.now()
+    Ingestion.objects.filter(id=waiting_batch).update(queued_at=now - timedelta(seconds=900))
+    Ingestion.objects.filter(id=single).update(queued_at=now - timedelta(seconds=100))
+
+    waiting = scrape(client)
+    assert value(waiting, "registry_ingestion_oldest_queued_seconds") >= 900
+    assert 100 <= value(waiting, "registry_single_oldest_waiting_seconds") < 900
+
+    Ingestion.objects.filter(id=single).update(status=Ingestion.Status.COMPLETED)
+    assert value(scrape(client), "registry_single_oldest_waiting_seconds") == 0
