@@ -364,7 +364,7 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_RENDERER_CLASSES": ["ingestion.api.renderers.FhirJsonRenderer"],
     "DEFAULT_PARSER_CLASSES": [],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "ingestion.api.renderers.FhirOnlyNegotiation",
-    "EXCEPTION_HANDLER": "ingestion.api.errors.fhir_exception_handler",
+    "EXCEPTION_HANDLER": "ingestion.api.handler.fhir_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS: dict[str, Any] = {

@@ -60,3 +60,13 @@ def test_with_redis_unreachable_submissions_are_still_accepted(api, caplog):
     assert response.status_code == 202
     assert Ingestion.objects.count() == 1
     assert "failing open" in caplog.text
+
+
+@override_settings(REGISTRY_RATE_LIMIT="3/h")
+def test_the_429_names_the_configured_limit(api):
+    spend(api, 3)
+    response = api.submit(course("C-1"))
+    assert_outcome(response, 429, "throttled")
+    diagnostics = response.json()["issue"][0]["diagnostics"]
+    assert "at most 3 requests per hour per key for this endpoint" in diagnostics
+    assert "120" not in diagnostics
