@@ -27,7 +27,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from config.client import client_address
-from registry.signin.mail import password_reset_request
+from registry.signin.services import password_reset_request
 from registry.signin.throttle import reset_request_refusal
 
 View = Callable[..., HttpResponseBase]
