@@ -22,7 +22,6 @@ from django.urls import URLPattern, path, reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html
 
-from keys.admin import KEY_ACTIONS, ApiKeyInline, KeyEventInline, KeyManagementMixin
 from registry.admin_filters import PracticeFilter
 from registry.dates import day, when
 from registry.models import Attendance, Membership, Practice, Record, ReviewDecision
@@ -67,13 +66,15 @@ class PracticeForm(forms.ModelForm):
 
 
 @admin.register(Practice)
-class PracticeAdmin(KeyManagementMixin, admin.ModelAdmin):
+class PracticeAdmin(admin.ModelAdmin):
+    """Practices and their members. The keys app adds its inlines and actions (keys/admin.py),
+    so this app knows nothing of keys."""
+
     form = PracticeForm
     list_display = ["slug", "name", "sandbox", "created_at"]
     list_filter = ["sandbox"]
     search_fields = ["slug", "name"]
-    inlines = [MembershipInline, ApiKeyInline, KeyEventInline]
-    actions = KEY_ACTIONS
+    inlines = [MembershipInline]
 
     def save_model(self, request: HttpRequest, obj: Practice, form: Any, change: bool) -> None:
         """A change of kind goes through the service, which checks again under the lock."""
