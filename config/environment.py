@@ -246,8 +246,8 @@ def origins(items: Iterable[str]) -> None:
 
 
 def networks(items: Iterable[str]) -> None:
-    """``REGISTRY_TRUSTED_PROXIES``: addresses or CIDR networks (config.client decides)."""
-    from config.client import parse_networks
+    """``REGISTRY_TRUSTED_PROXIES``: addresses or CIDR networks (lib.client decides)."""
+    from lib.client import parse_networks
 
     try:
         parse_networks(items)

@@ -30,7 +30,7 @@ keepalive = 2
 accesslog = "-"
 # The access log shows the path and status, never a query string or a body, and no address:
 # gunicorn knows only the socket's peer, which behind a proxy is the proxy
-# (config/client.py decides the client's address).
+# (lib/client.py decides the client's address).
 access_log_format = '"%(m)s %(U)s" %(s)s %(B)s %(M)sms'
 # X-Forwarded-Proto and the like are judged by Django against REGISTRY_TRUSTED_PROXIES
 # (config/proxy.py), not by gunicorn's own list (forwarded_allow_ips, 127.0.0.1 by default).

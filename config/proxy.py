@@ -5,7 +5,7 @@ rewrites the host says ``X-Forwarded-Host``. Django believes these headers from 
 ``SECURE_PROXY_SSL_HEADER`` or ``USE_X_FORWARDED_HOST`` is set, so a client talking to the
 web process directly could claim HTTPS (and get past the HTTPS redirect) or any host. This
 middleware, first in the list, removes both headers unless the socket's peer is one of
-``REGISTRY_TRUSTED_PROXIES``: the same list, and the same judge (:mod:`config.client`), as
+``REGISTRY_TRUSTED_PROXIES``: the same list, and the same judge (:mod:`lib.client`), as
 for ``X-Forwarded-For``. gunicorn's own judgement of these headers is switched off
 (config/gunicorn.py), so there is one list, not two.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
-from config.client import is_trusted
+from lib.client import is_trusted
 
 PROXY_HEADERS = ("HTTP_X_FORWARDED_PROTO", "HTTP_X_FORWARDED_HOST")
 

@@ -87,7 +87,7 @@ if REGISTRY_HTTPS:
     SECURE_SSL_REDIRECT = True
     SECURE_REDIRECT_EXEMPT = [r"^healthz(/|$)"]
 SILENCED_SYSTEM_CHECKS = ["security.W021"]
-# Peers whose X-Forwarded-For is believed (config/client.py): addresses or CIDR networks.
+# Peers whose X-Forwarded-For is believed (lib/client.py): addresses or CIDR networks.
 # X-Forwarded-Proto and X-Forwarded-Host too, and from them only (config/proxy.py).
 REGISTRY_TRUSTED_PROXIES = env.list("REGISTRY_TRUSTED_PROXIES", default=[], check=networks)
 USE_X_FORWARDED_HOST = env.bool("USE_X_FORWARDED_HOST", default=False)
@@ -141,7 +141,7 @@ MIDDLEWARE = [
     # Then: proxy headers from a peer that is not a trusted proxy are dropped.
     "config.proxy.trusted_proxy_middleware",
     "django.middleware.security.SecurityMiddleware",
-    "config.static.StaticFiles",  # WhiteNoise
+    "lib.static.StaticFiles",  # WhiteNoise
     "config.policy.ContentSecurityPolicy",  # the Content-Security-Policy of every page
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -204,8 +204,8 @@ REDIS_URL = env.str("REDIS_URL", default="", schemes=REDIS_SCHEMES)
 if REDIS_URL:
     CACHES = {
         "default": {
-            # Django's, with one pool and one client per process (config/cache.py).
-            "BACKEND": "config.cache.RedisCache",
+            # Django's, with one pool and one client per process (lib/cache.py).
+            "BACKEND": "lib.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "registry",
             # Fail fast: a cache that hangs would hold every request hostage. No retries:
@@ -306,7 +306,7 @@ REGISTRY_VALIDATE_MAX_ENTRIES = env.int("REGISTRY_VALIDATE_MAX_ENTRIES", default
 # the entry at once); 0 reads every request's key from the database.
 REGISTRY_KEY_CACHE_SECONDS = env.int("REGISTRY_KEY_CACHE_SECONDS", default=60, minimum=0)
 RATELIMIT_FAIL_OPEN = True
-# After a failed cache or broker call, skip that service for this long (config.breaker).
+# After a failed cache or broker call, skip that service for this long (lib.breaker).
 REGISTRY_REDIS_BREAKER_SECONDS = env.float("REGISTRY_REDIS_BREAKER_SECONDS", default=5)
 # /healthz answers from a verdict at most this old, so pollers cost nothing in an outage.
 REGISTRY_HEALTH_VERDICT_SECONDS = env.float("REGISTRY_HEALTH_VERDICT_SECONDS", default=5)
@@ -407,7 +407,7 @@ AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_TIME", default=0.25)  # hours: 15 mi
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 REGISTRY_SIGN_IN_ADDRESS_LIMIT = env.int("REGISTRY_SIGN_IN_ADDRESS_LIMIT", default=20, minimum=1)
 AXES_HANDLER = "registry.signin.lockout.PairAndAddressHandler"
-AXES_CLIENT_IP_CALLABLE = "config.client.client_address"
+AXES_CLIENT_IP_CALLABLE = "lib.client.client_address"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "registry.signin.lockout.lockout_response"
 AXES_VERBOSE = False  # its log lines then mask the username and the address
@@ -445,7 +445,7 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise expects it, even wh
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # Hashed names (collectstatic writes them, with a manifest), each with .gz and .br beside
-    # it; config.static serves them with a year's Cache-Control. make run, the Procfile's web
+    # it; lib.static serves them with a year's Cache-Control. make run, the Procfile's web
     # and the tests run collectstatic; in DEBUG pages name the files as they are, from the apps.
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
@@ -496,7 +496,7 @@ SERVER_EMAIL = DEFAULT_FROM_EMAIL
 # --- Logging: structured enough to grep, never a payload ------------------------------------
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO", choices=LOG_LEVELS)
 # plain: one readable line per event; json: one JSON object per line, with the ingestion id
-# and the web's request id as fields (config.logfilters.Context).
+# and the web's request id as fields (lib.logfilters.Context).
 LOG_FORMAT = env.str("LOG_FORMAT", default="plain", choices=["plain", "json"])
 LOGGING = {
     "version": 1,
@@ -512,8 +512,8 @@ LOGGING = {
     # No traceback in any log: the kind of error and where, never its message
     # (docs/reliability.md). Context: the request and ingestion the line is about.
     "filters": {
-        "kind_only": {"()": "config.logfilters.KindOnly"},
-        "context": {"()": "config.logfilters.Context"},
+        "kind_only": {"()": "lib.logfilters.KindOnly"},
+        "context": {"()": "lib.logfilters.Context"},
     },
     "handlers": {
         "console": {

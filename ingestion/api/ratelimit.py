@@ -20,10 +20,10 @@ from django.core.cache import caches
 from django_ratelimit.core import get_usage
 from rest_framework.request import Request
 
-from config.breaker import cache_breaker
-from config.client import client_address
 from ingestion.api.errors import RateLimited, rate_in_words
 from keys.cache import Counter
+from lib.breaker import cache_breaker
+from lib.client import client_address
 
 log = logging.getLogger(__name__)
 

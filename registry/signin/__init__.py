@@ -13,5 +13,5 @@ password reset by mail.
 * :mod:`registry.signin.mail`: the reset mail the task builds and sends; throttled per
   account.
 
-The client address is :func:`config.client.client_address` everywhere.
+The client address is :func:`lib.client.client_address` everywhere.
 """
