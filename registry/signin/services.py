@@ -1,14 +1,15 @@
 """Asking for a password reset: the page's one service, which publishes the mail task.
 
 It lives apart from the mail (registry/signin/mail.py) because the task sends that mail:
-the task imports the mail, this module imports the task, and nothing imports back.
+the task (registry/signin/tasks.py) imports the mail, this module imports the task, and
+nothing imports back.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 
-from registry.tasks import send_password_reset
+from registry.signin.tasks import send_password_reset
 
 
 def password_reset_request(*, email: str, origin: str) -> None:
