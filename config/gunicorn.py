@@ -7,7 +7,7 @@ from typing import Any
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Under ASGI each request runs its view on a thread of its own: database connections come
-# from a pool instead of being kept per thread (config/settings.py).
+# from a pool instead of being kept per thread (config/settings/data.py).
 os.environ.setdefault("REGISTRY_WEB_ASGI", "1")
 
 from config.environment import settings_or_exit

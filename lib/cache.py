@@ -4,7 +4,7 @@ Django keeps a cache object per context, and under ASGI every request runs in a 
 its own: each request built its own connection pool, so each opened a TCP connection to
 Redis (with redis-py's ``CLIENT SETINFO`` round trips) and dropped it; and every cache call
 built a ``redis.Redis`` client (a table of a few hundred response callbacks) to send one
-command. :class:`RedisCache` (``CACHES``' backend, config/settings.py) hands every cache
+command. :class:`RedisCache` (``CACHES``' backend, config/settings/data.py) hands every cache
 object of a process the one pool for its server and options, and one client per pool.
 redis-py's pool and client are thread-safe, and the pool resets itself after a fork.
 :func:`redis_client` hands that client to the code that needs Redis commands Django's cache
