@@ -33,7 +33,7 @@ accesslog = "-"
 # (lib/client.py decides the client's address).
 access_log_format = '"%(m)s %(U)s" %(s)s %(B)s %(M)sms'
 # X-Forwarded-Proto and the like are judged by Django against REGISTRY_TRUSTED_PROXIES
-# (config/proxy.py), not by gunicorn's own list (forwarded_allow_ips, 127.0.0.1 by default).
+# (lib/proxy.py), not by gunicorn's own list (forwarded_allow_ips, 127.0.0.1 by default).
 secure_scheme_headers: dict[str, str] = {}
 
 

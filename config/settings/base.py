@@ -56,10 +56,10 @@ MIDDLEWARE = [
     # First: every request's id (for its log lines) and its count and time (for /metrics).
     "ingestion.monitoring.requests.request_metrics_middleware",
     # Then: proxy headers from a peer that is not a trusted proxy are dropped.
-    "config.proxy.trusted_proxy_middleware",
+    "lib.proxy.trusted_proxy_middleware",
     "django.middleware.security.SecurityMiddleware",
     "lib.static.StaticFiles",  # WhiteNoise
-    "config.policy.ContentSecurityPolicy",  # the Content-Security-Policy of every page
+    "lib.policy.ContentSecurityPolicy",  # the Content-Security-Policy of every page
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -37,7 +37,7 @@ if REGISTRY_HTTPS:
     SECURE_REDIRECT_EXEMPT = [r"^healthz(/|$)"]
 SILENCED_SYSTEM_CHECKS = ["security.W021"]
 # Peers whose X-Forwarded-For is believed (lib/client.py): addresses or CIDR networks.
-# X-Forwarded-Proto and X-Forwarded-Host too, and from them only (config/proxy.py).
+# X-Forwarded-Proto and X-Forwarded-Host too, and from them only (lib/proxy.py).
 REGISTRY_TRUSTED_PROXIES = env.list("REGISTRY_TRUSTED_PROXIES", default=[], check=networks)
 USE_X_FORWARDED_HOST = env.bool("USE_X_FORWARDED_HOST", default=False)
 if REGISTRY_TRUSTED_PROXIES:

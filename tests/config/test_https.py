@@ -1,5 +1,5 @@
 """REGISTRY_HTTPS (HSTS, the HTTPS redirect, Secure cookies) and proxy headers believed only
-from a trusted proxy (config/proxy.py). Through a real nginx: tests/config/test_nginx.py."""
+from a trusted proxy (lib/proxy.py). Through a real nginx: tests/config/test_nginx.py."""
 
 from __future__ import annotations
 
