@@ -63,6 +63,7 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(LINT_ENV) $(VENV)/bin/mypy .
 	$(LINT_ENV) $(PY) manage.py makemigrations --check --dry-run
+	$(VENV)/bin/lint-imports --no-logo
 
 format: install
 	$(VENV)/bin/ruff check --fix .

@@ -12,7 +12,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
-from config.admin_lookups import shown_lookups_only
+from lib.admin_lookups import shown_lookups_only
 from registry.navigation import may_use_review_admin, may_use_settings, review_queue_url
 from registry.selectors import review_queue_size
 
@@ -27,7 +27,7 @@ class RegistryAdminSite(admin.AdminSite):
     enable_nav_sidebar = False
 
     def register(self, model_or_iterable: Any, admin_class: Any = None, **options: Any) -> None:
-        """Every list filters only as it offers to (config/admin_lookups.py)."""
+        """Every list filters only as it offers to (lib/admin_lookups.py)."""
         admin_class = shown_lookups_only(admin_class or admin.ModelAdmin)
         super().register(model_or_iterable, admin_class, **options)
 

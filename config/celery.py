@@ -32,6 +32,8 @@ def _settings_checked(**_: Any) -> None:
 
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# The password reset mail's task sits in the room it belongs to, not in registry/tasks.py.
+app.autodiscover_tasks(["registry.signin"])
 
 
 @task_prerun.connect

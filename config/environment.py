@@ -1,6 +1,6 @@
 """Settings read from the environment strictly: a bad value stops start-up with one line.
 
-``config/settings.py`` reads every setting through :data:`env`, a django-environ ``Env``
+``config/settings/`` reads every setting through :data:`env`, a django-environ ``Env``
 whose typed reads refuse what they cannot use instead of guessing: ``DEBUG=maybe`` is not
 silently false, ``REGISTRY_MAX_BODY_BYTES=abc`` is not a 39-line traceback. Each refusal is a
 :class:`ConfigurationError` whose message is one line naming the variable, what is wrong and
@@ -246,8 +246,8 @@ def origins(items: Iterable[str]) -> None:
 
 
 def networks(items: Iterable[str]) -> None:
-    """``REGISTRY_TRUSTED_PROXIES``: addresses or CIDR networks (config.client decides)."""
-    from config.client import parse_networks
+    """``REGISTRY_TRUSTED_PROXIES``: addresses or CIDR networks (lib.client decides)."""
+    from lib.client import parse_networks
 
     try:
         parse_networks(items)

@@ -7,7 +7,7 @@ from typing import Any
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Under ASGI each request runs its view on a thread of its own: database connections come
-# from a pool instead of being kept per thread (config/settings.py).
+# from a pool instead of being kept per thread (config/settings/data.py).
 os.environ.setdefault("REGISTRY_WEB_ASGI", "1")
 
 from config.environment import settings_or_exit
@@ -30,7 +30,7 @@ keepalive = 2
 accesslog = "-"
 # The access log shows the path and status, never a query string or a body, and no address:
 # gunicorn knows only the socket's peer, which behind a proxy is the proxy
-# (config/client.py decides the client's address).
+# (lib/client.py decides the client's address).
 access_log_format = '"%(m)s %(U)s" %(s)s %(B)s %(M)sms'
 # X-Forwarded-Proto and the like are judged by Django against REGISTRY_TRUSTED_PROXIES
 # (config/proxy.py), not by gunicorn's own list (forwarded_allow_ips, 127.0.0.1 by default).

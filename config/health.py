@@ -20,8 +20,8 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from config.breaker import Breaker, broker_breaker, cache_breaker
 from config.celery import app as celery_app
+from lib.breaker import Breaker, broker_breaker, cache_breaker
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ BREAKERS: dict[str, Breaker] = {"cache": cache_breaker, "broker": broker_breaker
 
 
 def run_checks() -> dict[str, str]:
-    """Each part's state; a part whose breaker is open is not called again (config.breaker)."""
+    """Each part's state; a part whose breaker is open is not called again (lib.breaker)."""
     results: dict[str, str] = {}
     for name, check in CHECKS.items():
         breaker = BREAKERS.get(name)

@@ -5,7 +5,7 @@ rewrites the host says ``X-Forwarded-Host``. Django believes these headers from 
 ``SECURE_PROXY_SSL_HEADER`` or ``USE_X_FORWARDED_HOST`` is set, so a client talking to the
 web process directly could claim HTTPS (and get past the HTTPS redirect) or any host. This
 middleware, first in the list, removes both headers unless the socket's peer is one of
-``REGISTRY_TRUSTED_PROXIES``: the same list, and the same judge (:mod:`config.client`), as
+``REGISTRY_TRUSTED_PROXIES``: the same list, and the same judge (:mod:`lib.client`), as
 for ``X-Forwarded-For``. gunicorn's own judgement of these headers is switched off
 (config/gunicorn.py), so there is one list, not two.
 
@@ -31,8 +31,8 @@ from django.core.checks import CheckMessage
 from django.core.checks import Warning as CheckWarning
 from django.http import HttpRequest, HttpResponse
 
-from config.client import FORWARDED_FOR, is_trusted
 from ingestion.monitoring.aggregate import untrusted_forwarded_observe
+from lib.client import FORWARDED_FOR, is_trusted
 
 log = logging.getLogger(__name__)
 

@@ -11,11 +11,11 @@ from django.db import IntegrityError, connection, models, transaction
 from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
-from config.logfilters import ingestion_id
 from ingestion.models import Ingestion, StagedChunk
 from ingestion.staging import encrypt_chunk
 from ingestion.submission import Submission
 from ingestion.tasks import enqueue_submitted, republish_waiting
+from lib.logfilters import ingestion_id
 from registry.bulk import server_bound
 from registry.models import Practice
 

@@ -10,8 +10,6 @@ from django.conf import settings
 from django.db import DatabaseError
 from django.utils import timezone
 
-from config.breaker import broker_breaker
-from config.logfilters import about_ingestion
 from ingestion.broker import oldest_waiting_ingestion
 from ingestion.faults import is_transient, retry_transient
 from ingestion.gathering import holds, publish_later
@@ -25,6 +23,8 @@ from ingestion.pipeline import (
 )
 from ingestion.staging import UnreadablePayload
 from ingestion.wakeups import singles_message_due, singles_message_sent, singles_message_taken
+from lib.breaker import broker_breaker
+from lib.logfilters import about_ingestion
 
 log = logging.getLogger(__name__)
 

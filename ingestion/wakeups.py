@@ -26,18 +26,17 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import caches
-from django.core.cache.backends.redis import RedisCache
 
-from config.breaker import cache_breaker
+from lib.breaker import cache_breaker
+from lib.cache import redis_client
 
 log = logging.getLogger(__name__)
 
 
 def _redis() -> Any | None:
-    cache = caches["default"]
-    if not isinstance(cache, RedisCache) or cache_breaker.is_open:
+    if cache_breaker.is_open:
         return None
-    return cache._cache.get_client(write=True)
+    return redis_client()
 
 
 def _flag(practice_id: int) -> str:

@@ -23,6 +23,7 @@ from django.utils.cache import add_never_cache_headers, patch_cache_control
 from keys.forms import MintForm
 from keys.models import ApiKey, KeyEvent
 from keys.services import KeyStateError, key_mint, key_revoke, key_rotate
+from registry.admin import MembershipInline, PracticeAdmin
 from registry.admin_filters import PracticeFilter
 from registry.models import Practice
 
@@ -230,6 +231,21 @@ def revoke_key(
 
 
 KEY_ACTIONS = [mint_key, rotate_key, revoke_key]
+
+
+class PracticeKeysAdmin(KeyManagementMixin, PracticeAdmin):
+    """The registry's practice admin with each practice's key, its history and the key actions.
+
+    Registered in place of registry's own: Django imports registry/admin.py first (it is
+    imported above in any case), so this replaces it whatever the order of INSTALLED_APPS.
+    """
+
+    inlines = [MembershipInline, ApiKeyInline, KeyEventInline]
+    actions = KEY_ACTIONS
+
+
+admin.site.unregister(Practice)
+admin.site.register(Practice, PracticeKeysAdmin)
 
 
 # --- Keys and their history --------------------------------------------------------------------

@@ -31,11 +31,11 @@ from typing import Any
 import orjson
 from django.conf import settings
 from django.core.cache import caches
-from django.core.cache.backends.redis import RedisCache
 
-from config.breaker import cache_breaker
 from keys.models import ApiKey, prefix_fingerprint, token_digest, token_prefix
 from keys.selectors import key_for_token
+from lib.breaker import cache_breaker
+from lib.cache import redis_client
 from registry.models import Practice
 
 log = logging.getLogger(__name__)
@@ -60,10 +60,9 @@ class Lookup:
 
 
 def _redis() -> Any | None:
-    cache = caches["default"]
-    if not isinstance(cache, RedisCache) or cache_breaker.is_open:
+    if cache_breaker.is_open:
         return None
-    return cache._cache.get_client(write=True)
+    return redis_client()
 
 
 def _name(kind: str, prefix: str) -> str:

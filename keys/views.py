@@ -19,6 +19,7 @@ from keys.forms import MintForm, RevokeForm, RotateForm
 from keys.models import ApiKey, KeyEvent
 from keys.selectors import key_active_for, key_events_for
 from keys.services import KeyStateError, key_mint, key_revoke, key_rotate
+from registry.access import may_manage_key
 from registry.models import Membership
 from registry.settings_area import (
     PRACTICE_PARAM,
@@ -28,10 +29,6 @@ from registry.settings_area import (
 )
 
 VIA = KeyEvent.Via.SETTINGS
-
-
-def may_manage_key(membership: Membership) -> bool:
-    return membership.role == Membership.Role.STAFF or membership.user.is_superuser
 
 
 @require_safe

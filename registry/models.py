@@ -166,6 +166,16 @@ class Record(models.Model):
         # Read by people (breadcrumbs, "Merged into"): the chart number, never a database id.
         return f"{self.external_record_id} v{self.version}"
 
+    @property
+    def state(self) -> str:
+        """Where the record stands, in the reviewer's words: a merge is a void that names its
+        survivor, and a suspected duplicate waits in the review queue until decided."""
+        if self.voided:
+            return "Merged (voided)" if self.merged_into_id else "Voided"
+        if self.suspected_duplicate:
+            return "Suspected duplicate"
+        return "On file"
+
 
 class Child(models.Model):
     class Outcome(models.TextChoices):
@@ -325,7 +335,7 @@ class RecordVersion(models.Model):
 class ReviewDecision(models.Model):
     """A reviewer's decision on a record: who, when, what, and for a merge, into which record.
 
-    Written by the services in :mod:`registry.review` together with the change itself and a
+    Written by the services in :mod:`registry.review.services` together with the change itself and a
     :class:`RecordVersion` row; never edited afterwards.
     """
 

@@ -11,10 +11,10 @@ from django.core.cache.backends.redis import RedisCache
 @pytest.fixture(scope="session", autouse=True)
 def _static_files_collected() -> None:
     """Pages name hashed static files from collectstatic's manifest, as in production; a fresh
-    clone collects them once (config.static decides when they are stale)."""
+    clone collects them once (lib.static decides when they are stale)."""
     from django.core.management import call_command
 
-    from config.static import static_files_stale
+    from lib.static import static_files_stale
 
     if static_files_stale():
         call_command("collectstatic", interactive=False, verbosity=0)
@@ -46,7 +46,7 @@ def _rate_limit_window_held(monkeypatch) -> None:
 @pytest.fixture(scope="session")
 def live_server(request, _static_files_collected):
     """pytest-django's live server, with static files served as in production: by WhiteNoise
-    (config.static) from the collected, hashed files, not by Django's handler for the apps'."""
+    (lib.static) from the collected, hashed files, not by Django's handler for the apps'."""
     from pytest_django.live_server_helper import LiveServer
 
     address = request.config.getvalue("liveserver") or "localhost"
@@ -98,8 +98,8 @@ def other_practice(db):
 @pytest.fixture(autouse=True)
 def _fresh_breakers_and_health() -> None:
     """Each test starts with the Redis breakers closed and no /healthz verdict kept."""
-    from config.breaker import broker_breaker, cache_breaker
     from config.health import verdict
+    from lib.breaker import broker_breaker, cache_breaker
 
     cache_breaker.close()
     broker_breaker.close()

@@ -27,7 +27,7 @@ from django.utils.http import urlsafe_base64_encode
 from keys.models import INGEST_READ, INGEST_WRITE, KeyEvent
 from keys.services import key_mint, key_rotate
 from registry.models import Membership, Practice, Provider, Record
-from registry.review import record_keep
+from registry.review.services import record_keep
 from tests.browser import ARTIFACTS, chromium_page
 from tests.registry.factories import PASSWORD, PracticeFactory, birth, member
 

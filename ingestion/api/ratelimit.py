@@ -1,4 +1,4 @@
-"""120 requests per minute per API key and per endpoint, counted in the shared cache.
+"""REGISTRY_RATE_LIMIT (120 a minute) per API key and per endpoint, counted in the shared cache.
 
 The counters live in Redis, so the limit holds across gunicorn processes and machines. A
 request's counter is a fixed one-minute window per key and endpoint, incremented in the
@@ -23,10 +23,10 @@ from django.core.cache import caches
 from django_ratelimit.core import get_usage
 from rest_framework.request import Request
 
-from config.breaker import cache_breaker
-from config.client import client_address
-from ingestion.api.errors import RateLimited
+from ingestion.api.errors import RateLimited, rate_in_words
 from keys.cache import Counter
+from lib.breaker import cache_breaker
+from lib.client import client_address
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,6 @@ def auth_failure_refusal(request: Request) -> RateLimited | None:
         return None
     return RateLimited(
         retry_after=int(usage["time_left"]),
-        what=f"at most {settings.REGISTRY_AUTH_FAILURE_RATE.split('/')[0]} failed "
-        f"authentications per minute from one address",
+        what=rate_in_words(settings.REGISTRY_AUTH_FAILURE_RATE, "failed authentications")
+        + " from one address",
     )

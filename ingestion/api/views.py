@@ -12,7 +12,6 @@ from django.urls import reverse
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.logfilters import ingestion_id as about_ingestion_id
 from ingestion.api import schema
 from ingestion.api.accepted import accepted_outcome
 from ingestion.api.body import BodyTooLarge, is_chunked, read_chunked, spooled_body
@@ -30,6 +29,7 @@ from ingestion.submission import Body, NotABundle, Submission, parse_submission
 from keys.authentication import ApiKeyAuthentication
 from keys.models import INGEST_READ, INGEST_WRITE, ApiKey
 from keys.permissions import HasScope
+from lib.logfilters import ingestion_id as about_ingestion_id
 from registry.models import Practice
 
 FHIR_MEDIA_TYPES = {"application/fhir+json", "application/json"}

@@ -68,20 +68,6 @@ def measure_of(observation: Mapping[str, Any]) -> Measure | None:
     return None
 
 
-def birth_weight_grams(observation: Mapping[str, Any]) -> int | None:
-    return plausible_weight(weight_as_sent(observation))
-
-
-def gestational_age(observation: Mapping[str, Any]) -> tuple[int, int] | None:
-    """(whole weeks, days 0..6)."""
-    return plausible_gestation(gestation_days_as_sent(observation))
-
-
-def apgar_score(observation: Mapping[str, Any]) -> int | None:
-    sent = apgar_as_sent(observation)
-    return plausible_apgar(sent[0] if sent is not None else None)
-
-
 # --- Values as sent (what the plausibility rules read), and the windows kept ----------------
 
 

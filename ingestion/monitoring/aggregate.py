@@ -17,13 +17,11 @@ import os
 import threading
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from django.conf import settings
-from django.core.cache import caches
-from django.core.cache.backends.redis import RedisCache
 
-from config.breaker import cache_breaker
+from lib.breaker import cache_breaker
+from lib.cache import redis_client
 
 log = logging.getLogger(__name__)
 
@@ -34,14 +32,6 @@ SEPARATOR = "|"
 UNTRUSTED_FORWARDED = f"untrusted_forwarded{SEPARATOR}{SEPARATOR}total"
 HTTP_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 INGESTION_BUCKETS = (0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0, 1800.0, 3600.0)
-
-
-def redis_client() -> Any:
-    """The cache's Redis client (one pool per process, config.cache); None without Redis."""
-    cache = caches["default"]
-    if not isinstance(cache, RedisCache):
-        return None
-    return cache._cache.get_client(write=True)
 
 
 def field(*parts: object) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from celery import current_app as celery_app
 from django.conf import settings
 from django.db.models import Count, Min, Q
 from django.http import HttpRequest, JsonResponse
@@ -20,7 +21,6 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from config.celery import app as celery_app
 from ingestion.models import Ingestion
 from ingestion.monitoring.heartbeat import workers_alive
 

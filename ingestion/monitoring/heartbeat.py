@@ -15,7 +15,7 @@ import time
 
 from django.conf import settings
 
-from ingestion.monitoring.aggregate import redis_client
+from lib.cache import redis_client
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,8 @@ from typing import Any
 
 from django.conf import settings
 
-from config.breaker import cache_breaker
-from ingestion.monitoring.aggregate import redis_client
+from lib.breaker import cache_breaker
+from lib.cache import redis_client
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
-from config.logfilters import ingestion_id, request_id
 from ingestion.monitoring.aggregate import http_request_observe
+from lib.logfilters import ingestion_id, request_id
 
 UNMATCHED = "unmatched"
 

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods
 
 from ingestion.sandbox.selectors import sandbox_contents
 from ingestion.sandbox.services import SandboxReset, sandbox_reset
-from keys.views import may_manage_key
+from registry.access import may_manage_key
 from registry.models import Membership
 from registry.settings_area import PRACTICE_PARAM, member_view, settings_context, signed_in_user
 

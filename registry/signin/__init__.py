@@ -7,9 +7,11 @@ password reset by mail.
   from another.
 * :mod:`registry.signin.reset`: the password reset pages, offered only when mail is
   configured (``EMAIL_URL``), throttled per client address (:mod:`registry.signin.throttle`).
-* :mod:`registry.signin.mail`: the reset mail, built and sent by a Celery task given only
+* :mod:`registry.signin.services`: the page's request publishes a Celery task given only
   user ids (``registry.tasks.send_password_reset``), so the page answers in the same time
-  whether or not the address has an account; throttled per account.
+  whether or not the address has an account.
+* :mod:`registry.signin.mail`: the reset mail the task builds and sends; throttled per
+  account.
 
-The client address is :func:`config.client.client_address` everywhere.
+The client address is :func:`lib.client.client_address` everywhere.
 """

@@ -4,7 +4,7 @@ django-axes applies one failure limit to every lock-out parameter, so the pair i
 parameter (``AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]``) and the address's
 higher limit is added here, counted over the same table: the failures recorded for every
 username from the address within the cool-off (``AXES_COOLOFF_TIME``). The address is
-:func:`config.client.client_address` (``AXES_CLIENT_IP_CALLABLE``), so behind a proxy each
+:func:`lib.client.client_address` (``AXES_CLIENT_IP_CALLABLE``), so behind a proxy each
 client is counted on its own, and a client cannot pick its address.
 """
 

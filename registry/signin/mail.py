@@ -1,10 +1,11 @@
 """The password reset mail: asked for on the page, built and sent by the worker.
 
-The page (:func:`password_reset_request`) looks up the accounts with the address and always
-publishes one task, with their ids (none for an unknown address), so it does the same work
-and takes the same time either way. The task (``registry.tasks.send_password_reset``) is
-given ids and the site's origin, never the address or the link: it looks each account up
-again and builds the link itself (:func:`password_reset_mail_send`).
+The page (:func:`registry.signin.services.password_reset_request`) looks up the accounts
+with the address and always publishes one task, with their ids (none for an unknown
+address), so it does the same work and takes the same time either way. The task
+(``registry.tasks.send_password_reset``) is given ids and the site's origin, never the
+address or the link: it looks each account up again and builds the link itself
+(:func:`password_reset_mail_send`).
 """
 
 from __future__ import annotations
@@ -23,15 +24,6 @@ from django.utils.http import urlsafe_base64_encode
 from registry.signin.throttle import reset_mail_allowed
 
 log = logging.getLogger(__name__)
-
-
-def password_reset_request(*, email: str, origin: str) -> None:
-    """Publish the mail task for every active account with ``email`` (possibly none)."""
-    from registry.tasks import send_password_reset
-
-    accounts = get_user_model().objects.filter(email__iexact=email.strip(), is_active=True)
-    user_ids = list(accounts.order_by("pk").values_list("pk", flat=True))
-    send_password_reset.delay(user_ids=user_ids, origin=origin)
 
 
 def password_reset_link(*, user_id: int, token: str, origin: str) -> str:

@@ -26,8 +26,8 @@ from django.urls import reverse_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from config.client import client_address
-from registry.signin.mail import password_reset_request
+from lib.client import client_address
+from registry.signin.services import password_reset_request
 from registry.signin.throttle import reset_request_refusal
 
 View = Callable[..., HttpResponseBase]

@@ -15,8 +15,8 @@ from django.conf import settings
 from django.http import HttpRequest
 from django_ratelimit.core import get_usage
 
-from config.breaker import cache_breaker
-from config.client import client_address
+from lib.breaker import cache_breaker
+from lib.client import client_address
 
 log = logging.getLogger(__name__)
 

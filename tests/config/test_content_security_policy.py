@@ -172,13 +172,13 @@ def test_the_watcher_sees_a_violation_and_a_missing_asset(live_server, monkeypat
     assert any("404 for script" in problem and "no-such-file.js" in problem for problem in seen)
 
 
-# -- The header kept per process (config/policy.py) ------------------------------------------
+# -- The header kept per process (lib/policy.py) ------------------------------------------
 
 
 def _answered(response: Any, request: Any = None) -> Any:
     from django.test import RequestFactory
 
-    from config.policy import ContentSecurityPolicy
+    from lib.policy import ContentSecurityPolicy
 
     request = request or RequestFactory().get("/")
     middleware = ContentSecurityPolicy(lambda _: response)
@@ -226,7 +226,7 @@ def test_a_views_own_policy_and_a_nonce_go_through_django_csp(settings):
     def page(_: Any) -> HttpResponse:
         return HttpResponse(f"<script nonce='{request.csp_nonce}'></script>")
 
-    from config.policy import ContentSecurityPolicy
+    from lib.policy import ContentSecurityPolicy
 
     middleware = ContentSecurityPolicy(page)
     middleware.process_request(request)

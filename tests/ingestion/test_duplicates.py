@@ -13,7 +13,7 @@ from django.db import connection
 
 from registry.matching import Key, probe_statement, seek_rows
 from registry.models import MatchKey, Record
-from registry.review import record_merge
+from registry.review.services import record_merge
 from registry.selectors import record_resemblance
 from tests.factories import batch, child, course, retraction_document
 from tests.ingestion.test_lifecycle import ingest, only_accepted, only_rejected

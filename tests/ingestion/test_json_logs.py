@@ -13,8 +13,8 @@ import pytest
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-from config.logfilters import Context, KindOnly, about_ingestion
 from ingestion.models import Ingestion
+from lib.logfilters import Context, KindOnly, about_ingestion
 from tests.factories import course
 from tests.ingestion.conftest import Api, ingestion_id_of, mint
 from tests.workers import celery_worker, wait_for

@@ -308,7 +308,7 @@ def test_a_resend_of_a_merged_chart_comes_back_unmerged_and_flagged_again(api):
     from django.contrib.auth.models import User
 
     from registry.models import Membership
-    from registry.review import record_merge
+    from registry.review.services import record_merge
 
     survivor = Record.objects.get(id=only_accepted(ingest(api, course("C-1")))["submission_uuid"])
     duplicate = Record.objects.get(id=only_accepted(ingest(api, course("C-2")))["submission_uuid"])

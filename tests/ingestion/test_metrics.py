@@ -163,7 +163,7 @@ def test_routes_are_named_never_by_their_path(api, client):
 
 UNREACHABLE_REDIS = {
     "default": {
-        "BACKEND": "config.cache.RedisCache",
+        "BACKEND": "lib.cache.RedisCache",
         "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
         "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
     }

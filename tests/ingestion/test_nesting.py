@@ -44,8 +44,8 @@ def test_brackets_that_do_not_match_are_invalid_json():
 
 
 def test_no_traceback_or_value_reaches_the_log():
-    """The console handler logs an error's kind and place only (config.logfilters)."""
-    from config.logfilters import KindOnly
+    """The console handler logs an error's kind and place only (lib.logfilters)."""
+    from lib.logfilters import KindOnly
 
     (handler,) = [
         h for h in logging.getLogger().handlers if any(isinstance(f, KindOnly) for f in h.filters)

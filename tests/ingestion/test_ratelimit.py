@@ -138,3 +138,13 @@ def test_the_owner_still_spends_its_own_limit_after_forgeries(practice, one_wind
     victim = Api(Client(REMOTE_ADDR=VICTIM), token, practice)
     spend(victim, 120)
     assert_outcome(victim.submit(course("C-1")), 429, "throttled")
+
+
+@override_settings(REGISTRY_RATE_LIMIT="3/h")
+def test_the_429_names_the_configured_limit(api):
+    spend(api, 3)
+    response = api.submit(course("C-1"))
+    assert_outcome(response, 429, "throttled")
+    diagnostics = response.json()["issue"][0]["diagnostics"]
+    assert "at most 3 requests per hour per key for this endpoint" in diagnostics
+    assert "120" not in diagnostics

@@ -27,7 +27,7 @@ from registry.models import (
     ReviewDecision,
     Transfer,
 )
-from registry.review import record_keep, record_merge
+from registry.review.services import record_keep, record_merge
 from registry.statistics.counts import counts_differences
 from tests.factories import batch, course, retraction_document
 from tests.ingestion.conftest import Api, mint

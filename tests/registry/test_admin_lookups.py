@@ -1,4 +1,4 @@
-"""The admin filters a list only as its sidebar and search box offer (config/admin_lookups.py).
+"""The admin filters a list only as its sidebar and search box offer (lib/admin_lookups.py).
 
 Before, ``?fingerprint__startswith=a`` narrowed the record list by a value the admin never
 shows, so a reviewer could read fingerprints one character at a time.

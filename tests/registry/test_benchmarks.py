@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from registry.models import Child, Provider, Record
-from registry.review import record_merge, record_void
+from registry.review.services import record_merge, record_void
 from registry.statistics.benchmarks import FIGURES
 from registry.statistics.selectors import benchmarks_for_practice
 from tests.registry.factories import PracticeFactory, birth

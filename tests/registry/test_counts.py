@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from ingestion.apply import records_apply
 from ingestion.fhir import Child, CourseOfCare, Provider, Retraction
 from registry.models import BirthCount, Practice, Record
-from registry.review import ReviewError, record_keep, record_merge, record_void
+from registry.review.services import ReviewError, record_keep, record_merge, record_void
 from registry.statistics.counts import counts_differences, counts_recount, counts_stored
 from registry.statistics.selectors import stats_for_practice
 

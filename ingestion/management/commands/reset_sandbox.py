@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ingestion.sandbox.services import NotASandbox, sandbox_reset
-from keys.management.commands.mintkey import practice_or_error
+from registry.management.lookup import practice_or_error
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from keys.models import SCOPES, KeyEvent
 from keys.services import ActiveKeyExists, key_mint, key_rotate
-from registry.models import Practice
+from registry.management.lookup import practice_or_error
 
 
 class Command(BaseCommand):
@@ -50,12 +50,3 @@ class Command(BaseCommand):
         # stdout carries the token alone, so `TOKEN=$(manage.py mintkey ...)` just works.
         self.stderr.write(f"Minted {key.prefix}… for {practice.slug} ({', '.join(key.scopes)})")
         self.stdout.write(token)
-
-
-def practice_or_error(slug: str) -> Practice:
-    try:
-        return Practice.objects.get(slug=slug)
-    except Practice.DoesNotExist:
-        raise CommandError(
-            f"No practice {slug!r}; create it with: manage.py createpractice {slug}"
-        ) from None

@@ -4,9 +4,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from keys.management.commands.mintkey import practice_or_error
 from keys.models import KeyEvent
 from keys.services import key_revoke
+from registry.management.lookup import practice_or_error
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from registry.models import Membership, Practice
-from registry.review import reviewer_admin_access_grant
+from registry.review.services import reviewer_admin_access_grant
 from registry.services import membership_add
 
 

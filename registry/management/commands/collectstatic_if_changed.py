@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from config.static import static_files_stale
+from lib.static import static_files_stale
 
 
 class Command(BaseCommand):

@@ -1,11 +1,11 @@
-"""The one client address (config/client.py): X-Forwarded-For only from trusted proxies."""
+"""The one client address (lib/client.py): X-Forwarded-For only from trusted proxies."""
 
 from __future__ import annotations
 
 import pytest
 from django.test import RequestFactory
 
-from config.client import client_address, client_address_of, parse_networks
+from lib.client import client_address, client_address_of, parse_networks
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Permission
 
-from registry import admin as registry_admin
 from registry.models import Membership, Provider, Record, ReviewDecision
+from registry.review import admin as registry_admin
 from tests.registry.conftest import signed_in
 from tests.registry.factories import birth, member
 

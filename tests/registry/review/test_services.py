@@ -8,7 +8,7 @@ from django.db import OperationalError, connection, connections, transaction
 
 from registry.locks import PRACTICE_LOCK_NAMESPACE
 from registry.models import Record, RecordVersion, ReviewDecision
-from registry.review import ReviewError, record_keep, record_merge, record_void
+from registry.review.services import ReviewError, record_keep, record_merge, record_void
 from registry.selectors import record_resemblance
 from registry.statistics.selectors import stats_for_practice
 from tests.registry.factories import birth, member

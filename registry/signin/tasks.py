@@ -1,4 +1,10 @@
-"""Celery tasks of the registry app: thin, given only ids."""
+"""The registry's Celery task: the password reset mail, given only ids.
+
+It lives in signin, beside the mail it sends and the service that publishes it, so the
+registry's modules import each other in one direction. It keeps the name it was published
+under (``registry.tasks.send_password_reset``), so messages queued before a deploy still
+find it; config/celery.py has Celery discover this module.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +19,9 @@ log = logging.getLogger(__name__)
 MAIL_RETRIES = 3
 
 
-@shared_task(bind=True, acks_late=True, max_retries=MAIL_RETRIES)
+@shared_task(
+    name="registry.tasks.send_password_reset", bind=True, acks_late=True, max_retries=MAIL_RETRIES
+)
 def send_password_reset(self: Task, user_ids: list[int], origin: str) -> None:
     """The reset mail to each account (registry/signin/mail.py); a failed send is retried.
 

@@ -79,7 +79,7 @@ def reviewer_admin_access_grant(*, user: User) -> bool:
     """Let a reviewer into the Django admin (``is_staff``); True when that changed anything.
 
     Staff status only opens the door: what a reviewer sees there is decided per practice by
-    their reviewer memberships (see ``registry.admin.RecordAdmin``).
+    their reviewer memberships (see ``registry.review.admin.RecordAdmin``).
     """
     if user.is_staff:
         return False
