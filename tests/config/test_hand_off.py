@@ -17,7 +17,7 @@ import orjson
 import pytest
 import requests
 
-from ingestion.selectors import ingestion_receipt
+from ingestion.receipts.selectors import ingestion_receipt
 from tests import workers
 from tests.factories import course
 from tests.ingestion.conftest import mint

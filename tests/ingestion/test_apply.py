@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ingestion.apply import records_apply
 from ingestion.fhir import Child, CourseOfCare
+from ingestion.lifecycle.applying import records_apply
 from registry.models import Practice, Record
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
-from ingestion.pipeline import ingestion_process
+from ingestion.pipeline.process import ingestion_process
 from registry.models import BirthCount, MatchKey, Record
 from tests.factories import batch, course
 from tests.ingestion.conftest import ingestion_id_of

@@ -17,7 +17,8 @@ import pytest
 from django.utils import timezone
 
 from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
-from ingestion.pipeline import NextSingles, ingestion_process
+from ingestion.pipeline.process import ingestion_process
+from ingestion.pipeline.singles import NextSingles
 from registry.models import (
     Attendance,
     BirthCount,

@@ -225,8 +225,8 @@ def test_one_practices_singles_beside_another_practices_batches(client, tmp_path
 def test_a_backlog_of_2000_singles_drains_with_at_most_one_percent_published_again(tmp_path):
     """The beat's recovery, run every 0.2 s while a worker drains 2,000 singles that have
     all waited past REGISTRY_REQUEUE_AFTER_SECONDS: their messages are still in the queue."""
-    from ingestion.services import ingestion_submit
-    from ingestion.submission import parse_submission
+    from ingestion.intake.services import ingestion_submit
+    from ingestion.intake.submission import parse_submission
     from ingestion.tasks import recover_ingestions
     from registry.models import Practice
     from tests.factories import dumps

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from ingestion.models import Ingestion
-from ingestion.pipeline import ingestion_process
+from ingestion.pipeline.process import ingestion_process
 from registry.models import Child, Record
 from tests.factories import batch, course
 from tests.ingestion.conftest import ingestion_id_of

@@ -228,7 +228,8 @@ DROP SEQUENCE IF EXISTS injected_faults;
 def test_cancelled_tries_of_an_isolated_entry_are_not_crashes(client):
     """An entry being tried alone whose tries keep being cancelled is tried again, never
     rejected as crashing: only a try that ends the process counts towards the crash limit."""
-    from ingestion.pipeline import ingestion_process, ingestion_release
+    from ingestion.pipeline.process import ingestion_process
+    from ingestion.pipeline.recovery import ingestion_release
     from registry.models import Practice
 
     practice = Practice.objects.create(slug="st-mary")

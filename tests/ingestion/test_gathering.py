@@ -10,9 +10,9 @@ import threading
 
 import pytest
 
-from ingestion.gathering import _Held
+from ingestion.messaging.gathering import _Held
 from ingestion.models import Ingestion
-from ingestion.pipeline import ingestions_to_recover
+from ingestion.pipeline.recovery import ingestions_to_recover
 from tests.factories import course
 from tests.ingestion.test_combined_claim import submit
 from tests.ingestion.test_republish import published
@@ -36,8 +36,8 @@ def test_while_the_process_holds_a_practices_message_its_next_singles_ask_no_one
     the second's commit, so the second asks nothing and goes with the first's claim."""
     from django.core.cache import caches
 
-    from ingestion.gathering import holds
-    from ingestion.wakeups import _flag
+    from ingestion.messaging.gathering import holds
+    from ingestion.messaging.singles_flag import _flag
 
     settings.REGISTRY_SINGLES_GATHER_SECONDS = 0.5
     (first,) = submit(api, [course("W-1", family="Alpha")])

@@ -6,7 +6,7 @@ import pytest
 from django.test import override_settings
 
 from ingestion.models import Ingestion, StagedChunk
-from ingestion.pipeline import ingestion_process
+from ingestion.pipeline.process import ingestion_process
 from registry.models import Attendance, Child, Provider, Record, RecordVersion
 from registry.selectors import record_resemblance
 from tests.factories import batch, course, delete_entry, letters, retraction_document

@@ -14,7 +14,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from ingestion.models import Ingestion
 from ingestion.monitoring.heartbeat import Heartbeat
-from ingestion.pipeline import ingestion_fail, ingestion_process
+from ingestion.pipeline.completion import ingestion_fail
+from ingestion.pipeline.process import ingestion_process
 from tests.factories import batch, course, retraction_document
 from tests.ingestion.conftest import ingestion_id_of
 

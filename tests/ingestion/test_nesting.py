@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from ingestion.submission import MAX_NESTING, NotABundle, check_nesting
+from ingestion.intake.submission import MAX_NESTING, NotABundle, check_nesting
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +67,7 @@ def test_no_traceback_or_value_reaches_the_log():
 @pytest.mark.parametrize("block", [1, 2, 3, 5, 7, 64])
 def test_the_body_is_read_in_blocks_with_escapes_across_their_edges(monkeypatch, block):
     """A backslash at the end of one block escapes the first character of the next."""
-    from ingestion import submission
+    from ingestion.intake import submission
 
     tricky = b'{"a":"\\\\\\"[[","b":"x\\\\","c":["\\"]",{"d":"\\\\"}]}'
     deep = b'{"e":"\\"' + b'"' + b"[" * 70 + b"]" * 70 + b"}"

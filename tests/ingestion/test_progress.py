@@ -9,13 +9,11 @@ from django.utils import timezone
 
 from ingestion.fhir import practice_fingerprint_key
 from ingestion.models import Ingestion
-from ingestion.pipeline import (
-    _apply_chunk,
-    _claim,
-    _decrypt_and_map,
-    _next_staged,
-    ingestion_process,
-)
+from ingestion.pipeline.chunks import apply_chunk as _apply_chunk
+from ingestion.pipeline.chunks import decrypt_and_map as _decrypt_and_map
+from ingestion.pipeline.chunks import next_staged as _next_staged
+from ingestion.pipeline.claims import claim as _claim
+from ingestion.pipeline.process import ingestion_process
 from tests.factories import batch, course
 from tests.ingestion.conftest import ingestion_id_of
 

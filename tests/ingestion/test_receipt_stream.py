@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from ingestion.fhir.outcome import error_outcome
 from ingestion.models import Ingestion, OutcomeChunk
-from ingestion.receipt import PIECE_BYTES
-from ingestion.selectors import ingestion_receipt
+from ingestion.receipts.receipt import PIECE_BYTES
+from ingestion.receipts.selectors import ingestion_receipt
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@
 A web process can die between committing a submission and publishing its message, and Redis
 can restart empty; the beat's recovery republishes what no worker has claimed after 30 s,
 unless its message still waits in the broker's queue behind a busy worker (the queue is
-read at its tail: ingestion.broker). A client retrying with the same Idempotency-Key
+read at its tail: ingestion.messaging.queue_tail). A client retrying with the same Idempotency-Key
 republishes it at once. Tasks are safe to run twice.
 """
 
@@ -19,7 +19,7 @@ import pytest
 from django.utils import timezone
 
 from ingestion.models import Ingestion
-from ingestion.pipeline import ingestions_to_recover
+from ingestion.pipeline.recovery import ingestions_to_recover
 from tests.factories import course
 from tests.ingestion.conftest import ingestion_id_of
 
@@ -72,7 +72,7 @@ def test_a_retry_does_not_publish_a_started_ingestion(api):
     assert published(ingestion_id) == before
 
 
-# -- Only a lost message is published again (ingestion.broker) ------------------------------------
+# -- Only a lost message is published again (ingestion.messaging.queue_tail) ---------------------
 
 
 def broker_client():
@@ -93,8 +93,8 @@ def empty_queue():
 def submitted_apart(count: int) -> list[uuid.UUID]:
     """``count`` singles of as many practices (so each publishes its own message), their
     ``enqueued_at`` set 60 s ago, a millisecond apart, in queue order."""
-    from ingestion.services import ingestion_submit
-    from ingestion.submission import parse_submission
+    from ingestion.intake.services import ingestion_submit
+    from ingestion.intake.submission import parse_submission
     from registry.models import Practice
 
     ids = []

@@ -17,9 +17,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from ingestion.models import Ingestion, OutcomeChunk
-from ingestion.pipeline import ingestion_process
-from ingestion.retention import receipt_purge_step, receipts_due, receipts_purge
-from ingestion.selectors import ingestion_receipt
+from ingestion.pipeline.process import ingestion_process
+from ingestion.receipts.retention import receipt_purge_step, receipts_due, receipts_purge
+from ingestion.receipts.selectors import ingestion_receipt
 from tests.factories import batch, course
 from tests.ingestion.conftest import Api, ingestion_id_of, mint
 from tests.workers import celery_worker, wait_for

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from ingestion.staging import UnreadablePayload, decrypt_chunk, encrypt_chunk
+from ingestion.intake.staging import UnreadablePayload, decrypt_chunk, encrypt_chunk
 
 PAYLOAD = b'{"resourceType": "Bundle", "entry": []}' * 100
 

@@ -8,7 +8,7 @@ from datetime import datetime
 import pytest
 
 from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
-from ingestion.pipeline import ingestion_process
+from ingestion.pipeline.process import ingestion_process
 from keys.models import INGEST_WRITE, KeyEvent
 from keys.services import key_rotate
 from tests.factories import course

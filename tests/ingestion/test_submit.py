@@ -222,7 +222,7 @@ def reset_producers(app):
 @pytest.mark.django_db(transaction=True)
 def test_with_the_broker_down_a_submission_is_kept_for_the_recovery(client, settings):
     from config.celery import app
-    from ingestion.pipeline import ingestions_to_recover
+    from ingestion.pipeline.recovery import ingestions_to_recover
     from registry.models import Practice
     from tests.ingestion.conftest import Api
 

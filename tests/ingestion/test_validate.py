@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from ingestion.apply import ChunkOutcome
 from ingestion.fhir import CourseOfCare
-from ingestion.preview import preview_outcome
+from ingestion.lifecycle.entries import ChunkOutcome
+from ingestion.lifecycle.preview import preview_outcome
 from keys.models import INGEST_READ
 from tests.factories import batch, course, delete_entry, retraction_document
 from tests.ingestion.conftest import Api, mint
@@ -357,10 +357,10 @@ def test_another_practices_records_play_no_part(api, other_api):
 def test_at_the_top_level_the_plan_reads_one_read_only_snapshot(practice, monkeypatch):
     """Observed from inside the plan: PostgreSQL itself refuses a write, and every read of the
     plan (records, then match keys) sees one snapshot."""
-    from ingestion import apply
+    from ingestion.lifecycle import deciding, preview
 
     seen = []
-    plan = apply._Chunk.plan
+    plan = deciding.Lifecycle.plan
 
     def observed(self, results):
         with connection.cursor() as cursor:
@@ -371,6 +371,6 @@ def test_at_the_top_level_the_plan_reads_one_read_only_snapshot(practice, monkey
             seen.append(cursor.fetchone())
         return plan(self, results)
 
-    monkeypatch.setattr(apply._Chunk, "plan", observed)
-    apply.records_plan(practice=practice, results=[])
+    monkeypatch.setattr(deciding.Lifecycle, "plan", observed)
+    preview.records_plan(practice=practice, results=[])
     assert seen == [("on", "repeatable read")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ingestion.models import Ingestion
-from ingestion.pipeline import ingestion_process
+from ingestion.pipeline.process import ingestion_process
 from registry.models import Record
 from tests.factories import batch, course
 from tests.ingestion.conftest import ingestion_id_of

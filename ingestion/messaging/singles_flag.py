@@ -1,14 +1,14 @@
 """One message for a practice's waiting singles, not one each.
 
 A worker claiming a single takes the practice's other waiting singles along
-(:func:`ingestion.pipeline.ingestion_process`), so while a message for a practice's singles
+(:func:`ingestion.pipeline.singles.singles_process`), so while a message for a practice's singles
 is on its way, more messages for the singles submitted meanwhile would only cost the web a
 publish and the worker a task that finds nothing left. A flag in Redis (the cache) says
 "a message for this practice's singles is on its way":
 
 * the web, once a single is committed, sets it if absent (``SET NX``) and publishes only
   if it set it (not even asking while its own process holds the practice's message, to be
-  published after this commit: :mod:`ingestion.gathering`);
+  published after this commit: :mod:`ingestion.messaging.gathering`);
 * a worker clears it *before* it claims the practice's waiting singles.
 
 Whatever the interleaving, a committed single is either seen by a claim that started after

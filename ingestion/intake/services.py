@@ -12,10 +12,10 @@ from django.db.models.sql import InsertQuery
 from django.utils import timezone
 
 from config.logfilters import ingestion_id
+from ingestion.intake.staging import encrypt_chunk
+from ingestion.intake.submission import Submission
+from ingestion.messaging.publishing import enqueue_submitted, republish_waiting
 from ingestion.models import Ingestion, StagedChunk
-from ingestion.staging import encrypt_chunk
-from ingestion.submission import Submission
-from ingestion.tasks import enqueue_submitted, republish_waiting
 from registry.bulk import server_bound
 from registry.models import Practice
 

@@ -7,7 +7,7 @@ keeps the queue as a list, oldest at its tail, consumed in order: so every messa
 before the oldest one still waiting has left the queue. :func:`oldest_waiting_ingestion`
 reads the tail of the list (a few messages, not the queue) and names the ingestion of the
 oldest ``process_ingestion`` message there; the recovery then republishes only what was
-published well before it (:func:`ingestion.pipeline.ingestions_to_recover`).
+published well before it (:func:`ingestion.pipeline.recovery.ingestions_to_recover`).
 
 A message a worker has taken but not started (prefetched) is in neither place; the margin
 (``REGISTRY_RECOVERY_GRACE_SECONDS``) covers it. Another broker, or a queue that cannot be
@@ -24,11 +24,12 @@ from uuid import UUID
 
 from celery import current_app
 
+from ingestion.messaging.publishing import PROCESS_TASK
+
 log = logging.getLogger(__name__)
 
 PAGE = 100
 MOST = 1_000  # messages read from the tail at most (recovery tasks may sit among them)
-PROCESS_TASK = "ingestion.tasks.process_ingestion"
 
 
 def oldest_waiting_ingestion() -> UUID | None:

@@ -1,8 +1,8 @@
 """``Bundle/$validate``: what a submission would do now, answered at once, with nothing stored.
 
 The body is mapped and validated exactly as the worker maps a staged chunk
-(:func:`ingestion.pipeline.map_chunk`), and the record lifecycle is planned on the practice's
-records as they stand (:func:`ingestion.apply.records_plan`, the lifecycle code itself run
+(:func:`ingestion.fhir.chunks.map_chunk`), and the record lifecycle is planned on the
+practice's records as they stand (:func:`records_plan`, the lifecycle's deciding itself run
 without its writes). So the preview cannot drift from what ingestion does: the same
 rejections, the same lifecycle table, the same duplicate matching, in entry order.
 
@@ -17,17 +17,19 @@ entry's own issues (structural errors, warnings). Every issue names its entry in
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
+from django.db import connection, transaction
 
-from ingestion.apply import ChunkOutcome, records_plan
 from ingestion.fhir import CourseOfCare, Rejection, Result, Retraction
 from ingestion.fhir import practice_fingerprint_key as derive_fingerprint_key
+from ingestion.fhir.chunks import map_chunk
 from ingestion.fhir.outcome import issue, operation_outcome
-from ingestion.pipeline import map_chunk
-from ingestion.submission import Submission
+from ingestion.intake.submission import Submission
+from ingestion.lifecycle.deciding import Lifecycle
+from ingestion.lifecycle.entries import ChunkOutcome
 from registry.models import Practice
 
 Issue = dict[str, Any]
@@ -36,12 +38,33 @@ Issue = dict[str, Any]
 def bundle_validate(*, practice: Practice, submission: Submission) -> dict[str, Any]:
     """The OperationOutcome of ``$validate`` for ``submission``, sent by ``practice``."""
     key = derive_fingerprint_key(settings.REGISTRY_FINGERPRINT_KEY.encode(), practice.pk)
+    validate = settings.REGISTRY_FHIR_VALIDATION
     results = [
         result
         for chunk in submission.chunks()
-        for result in map_chunk(submission.kind, chunk.plaintext, chunk.first_index, key)
+        for result in map_chunk(
+            submission.kind, chunk.plaintext, chunk.first_index, key, validate=validate
+        )
     ]
     return preview_outcome(results, records_plan(practice=practice, results=results))
+
+
+def records_plan(*, practice: Practice, results: Sequence[Result]) -> ChunkOutcome:
+    """What applying would answer now for ``results``, writing nothing.
+
+    The lifecycle runs as it does for real (the same :class:`Lifecycle` code, in entry order,
+    so several courses of one body touching one chart or resembling each other are answered
+    as the pipeline would), reading the practice's records and match keys without locking
+    them, and stops before storing: no record, version, match key, count or provider row, no
+    row lock or advisory lock, no sequence value. At the top level it runs in a read-only
+    transaction (one snapshot, and PostgreSQL refuses any write).
+    """
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        return Lifecycle(practice).plan(results)
 
 
 def preview_outcome(results: Sequence[Result], planned: ChunkOutcome) -> dict[str, Any]:
@@ -69,21 +92,21 @@ def preview_outcome(results: Sequence[Result], planned: ChunkOutcome) -> dict[st
     return operation_outcome(*issues)
 
 
-def _refused(entry: dict[str, Any], reference: str) -> Issue:
+def _refused(entry: Mapping[str, Any], reference: str) -> Issue:
     """A lifecycle rejection (stale update, conflict, not found): what would happen, not a
     fault of the Bundle, so it is the preview itself rather than an error."""
     problems = (entry.get("operation_outcome") or {}).get("issue", [])
     return _would_be_rejected(problems, reference, chart=entry.get("external_record_id"))
 
 
-def _accepted(result: Result, entry: dict[str, Any]) -> list[Issue]:
+def _accepted(result: Result, entry: Mapping[str, Any]) -> list[Issue]:
     reference = result.reference
     warnings = [*getattr(result, "warnings", ()), *_entry_issues(entry)]
     preview = _preview("informational", _would(result, entry), reference)
     return [preview, *_unique(warnings, reference)]
 
 
-def _would(result: Result, entry: dict[str, Any]) -> str:
+def _would(result: Result, entry: Mapping[str, Any]) -> str:
     chart = entry.get("external_record_id", "")
     if isinstance(result, Retraction):
         return f"would retract the record for chart number {chart}"
@@ -121,7 +144,7 @@ def _preview(code: Any, diagnostics: str, reference: str) -> Issue:
     return issue(code, diagnostics, expression=reference, severity="information")
 
 
-def _entry_issues(entry: dict[str, Any]) -> list[Issue]:
+def _entry_issues(entry: Mapping[str, Any]) -> list[Issue]:
     """The issues a receipt entry would carry (an NVSS void finding nothing, warnings)."""
     outcome = entry.get("operation_outcome") or {}
     return list(outcome.get("issue", []))

@@ -1,15 +1,16 @@
 """The gathering window: a single's message is published a moment after its commit.
 
 A worker claiming a practice's single takes the practice's other waiting singles along
-(:mod:`ingestion.wakeups`), and a claim costs much the same for one single as for thirty. So
-the message a single publishes (at most one is on its way per practice) is published
-``REGISTRY_SINGLES_GATHER_SECONDS`` after the commit, by a thread of the web process, and the
-practice's singles committed meanwhile are claimed with it.
+(:mod:`ingestion.messaging.singles_flag`), and a claim costs much the same for one single as
+for thirty. So the message a single publishes (at most one is on its way per practice) is
+published ``REGISTRY_SINGLES_GATHER_SECONDS`` after the commit, by a thread of the web
+process, and the practice's singles committed meanwhile are claimed with it.
 
 The message is held here, not in the broker or the worker: a Celery countdown would send it
 to a worker at once, out of the broker's queue, where the recovery looks for what still
-waits (:mod:`ingestion.broker`), and a worker takes every countdown message it is offered.
-Held here, a message joins the queue at the end of its window and is taken as any other.
+waits (:mod:`ingestion.messaging.queue_tail`), and a worker takes every countdown message it
+is offered. Held here, a message joins the queue at the end of its window and is taken as any
+other.
 
 Nothing is lost with the process: the single is committed, with ``enqueued_at`` set, before
 its message is held. A web process that dies meanwhile leaves it to the recovery, as a

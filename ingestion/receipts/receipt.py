@@ -6,7 +6,7 @@ ingestion row, then ``outcome.accepted`` and ``outcome.rejected`` each read in o
 the :class:`~ingestion.models.OutcomeChunk` rows in (seq, part) order, a page of rows at a
 time (keyset pagination: no cursor is held between pages, so a client that goes away leaves
 nothing open). PostgreSQL hands each chunk's entries over as JSON text, which is spliced in
-without being parsed. The bytes are those of :func:`ingestion.selectors.ingestion_receipt`.
+without being parsed. The bytes are those of :func:`ingestion.receipts.selectors.ingestion_receipt`.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def receipt_stream(ingestion: Ingestion) -> Iterator[bytes]:
         yield b"]}"
     finished_at = ingestion.finished_at.isoformat() if ingestion.finished_at else None
     yield b',"completedAt":' + orjson.dumps(finished_at)
-    if ingestion.receipt_purged_at is not None:  # past its retention (ingestion.retention)
+    if ingestion.receipt_purged_at is not None:  # past its retention (ingestion.receipts.retention)
         yield b',"outcomePurgedAt":' + orjson.dumps(ingestion.receipt_purged_at.isoformat())
     yield b"}"
 

@@ -6,7 +6,7 @@ from typing import Any
 from uuid import UUID
 
 from ingestion.models import Ingestion, OutcomeChunk
-from ingestion.progress import ingestion_progress
+from ingestion.receipts.progress import ingestion_progress
 from registry.models import Practice
 
 
@@ -33,7 +33,7 @@ def ingestion_receipt(ingestion: Ingestion) -> dict[str, Any]:
         "outcome": _outcome(ingestion),
         "completedAt": ingestion.finished_at.isoformat() if ingestion.finished_at else None,
     }
-    if ingestion.receipt_purged_at is not None:  # past its retention (ingestion.retention)
+    if ingestion.receipt_purged_at is not None:  # past its retention (ingestion.receipts.retention)
         receipt["outcomePurgedAt"] = ingestion.receipt_purged_at.isoformat()
     progress = ingestion_progress(ingestion)
     if progress is not None:

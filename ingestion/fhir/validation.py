@@ -15,7 +15,7 @@ from typing import Any
 from fhir.resources.R4B.bundle import Bundle
 from pydantic import ValidationError
 
-from ingestion.fhir import Rejection
+from ingestion.fhir.model import Rejection
 from ingestion.fhir.outcome import issue, operation_outcome
 
 MAX_ISSUES = 20
