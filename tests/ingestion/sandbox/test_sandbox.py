@@ -31,7 +31,7 @@ from registry.review import record_keep, record_merge
 from registry.statistics.counts import counts_differences
 from tests.factories import batch, course, retraction_document
 from tests.ingestion.conftest import Api, mint
-from tests.ingestion.test_lifecycle import ingest
+from tests.ingestion.lifecycle.test_lifecycle import ingest
 from tests.registry.factories import member
 
 pytestmark = pytest.mark.django_db

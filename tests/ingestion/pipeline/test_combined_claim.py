@@ -224,7 +224,7 @@ def test_a_single_claimed_again_after_a_fruitless_claim_is_applied_alone(api):
 
 @pytest.mark.django_db(transaction=True)
 def test_no_message_is_published_for_a_single_while_one_for_its_practice_is_on_its_way(api):
-    from tests.ingestion.test_republish import published
+    from tests.ingestion.messaging.test_republish import published
 
     first, second = submit(api, [course("W-1", family="Alpha"), course("W-2", family="Beta")])
     assert (published(str(first)), published(str(second))) == (1, 0)

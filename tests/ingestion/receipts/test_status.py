@@ -13,7 +13,7 @@ from keys.models import INGEST_WRITE, KeyEvent
 from keys.services import key_rotate
 from tests.factories import course
 from tests.ingestion.conftest import ingestion_id_of
-from tests.ingestion.test_submit import assert_outcome
+from tests.ingestion.intake.test_submit import assert_outcome
 
 pytestmark = pytest.mark.django_db
 

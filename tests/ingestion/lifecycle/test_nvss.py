@@ -15,11 +15,11 @@ import pytest
 
 from registry.models import Record
 from tests.factories import course
-from tests.ingestion.test_lifecycle import ingest, only_accepted
+from tests.ingestion.lifecycle.test_lifecycle import ingest, only_accepted
 
 pytestmark = pytest.mark.django_db
 
-CORPUS = Path(__file__).resolve().parents[1] / "fixtures/bfdr-examples"
+CORPUS = Path(__file__).resolve().parents[2] / "fixtures/bfdr-examples"
 
 
 def load(name: str) -> dict:

@@ -27,7 +27,7 @@ from registry.models import Record, RecordVersion
 from registry.statistics.counts import counts_differences
 from tests.factories import batch, course, letters
 from tests.ingestion.conftest import Api, ingestion_id_of, mint
-from tests.ingestion.test_republish import empty_queue  # noqa: F401 (a fixture)
+from tests.ingestion.messaging.test_republish import empty_queue  # noqa: F401 (a fixture)
 from tests.workers import celery_worker, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

@@ -7,8 +7,8 @@ from django.test import override_settings
 
 from ingestion.models import Ingestion
 from tests.factories import course
-from tests.ingestion.test_health_shared import UNREACHABLE_REDIS
-from tests.ingestion.test_submit import assert_outcome
+from tests.ingestion.intake.test_submit import assert_outcome
+from tests.ingestion.monitoring.test_health_shared import UNREACHABLE_REDIS
 
 pytestmark = pytest.mark.django_db
 

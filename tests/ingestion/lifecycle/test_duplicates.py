@@ -16,7 +16,7 @@ from registry.models import MatchKey, Record
 from registry.review import record_merge
 from registry.selectors import record_resemblance
 from tests.factories import batch, child, course, retraction_document
-from tests.ingestion.test_lifecycle import ingest, only_accepted, only_rejected
+from tests.ingestion.lifecycle.test_lifecycle import ingest, only_accepted, only_rejected
 from tests.registry.factories import member
 
 pytestmark = pytest.mark.django_db

@@ -14,8 +14,8 @@ from ingestion.messaging.gathering import _Held
 from ingestion.models import Ingestion
 from ingestion.pipeline.recovery import ingestions_to_recover
 from tests.factories import course
-from tests.ingestion.test_combined_claim import submit
-from tests.ingestion.test_republish import published
+from tests.ingestion.messaging.test_republish import published
+from tests.ingestion.pipeline.test_combined_claim import submit
 from tests.workers import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -62,7 +62,7 @@ def test_a_held_single_is_not_the_recoverys_before_its_requeue_age(api, settings
 
 def test_a_held_publish_that_fails_leaves_the_single_to_the_recovery(api, settings):
     from config.celery import app
-    from tests.ingestion.test_submit import reset_producers
+    from tests.ingestion.intake.test_submit import reset_producers
 
     settings.REGISTRY_SINGLES_GATHER_SECONDS = 0.3
     settings.REGISTRY_RECOVERY_GRACE_SECONDS = 0

@@ -16,8 +16,8 @@ from ingestion.lifecycle.preview import preview_outcome
 from keys.models import INGEST_READ
 from tests.factories import batch, course, delete_entry, retraction_document
 from tests.ingestion.conftest import Api, mint
-from tests.ingestion.test_lifecycle import ingest
-from tests.ingestion.test_nvss import load, void
+from tests.ingestion.lifecycle.test_lifecycle import ingest
+from tests.ingestion.lifecycle.test_nvss import load, void
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from django.apps import apps
 
 from registry.models import Record
 from tests.factories import batch, course
-from tests.ingestion.test_lifecycle import ingest
+from tests.ingestion.lifecycle.test_lifecycle import ingest
 
 pytestmark = pytest.mark.django_db
 
