@@ -24,17 +24,17 @@ from registry.models import (
     RecordVersion,
     Transfer,
 )
-from registry.statistics.counts import RECORD_FACTS, Facts, counts_kept, record_facts
+from registry.statistics.counts import RecordWritten, counts_kept_written
 
 
 def lifecycle_store(lifecycle: Lifecycle) -> None:
     """Write the records, their facts, match keys, versions and counts the chunk decided."""
     changed = [t for t in lifecycle.tracked.values() if t.changed]
-    with counts_kept(
+    with counts_kept_written(
         practice_id=lifecycle.practice.pk,
         record_ids=[t.row.id for t in changed],
         new_record_ids=[t.row.id for t in changed if t.is_new],
-        facts_after=lambda: {t.row.id: _facts_written(t) for t in changed},
+        written=lambda: {t.row.id: _written(t) for t in changed},
     ):
         _write(lifecycle)
 
@@ -160,16 +160,14 @@ def course_attendances(course: CourseOfCare) -> list[tuple[str, str, str]]:
     return [(s, kind, roles[s]) for s, kind in sorted(pairs) if s in roles]
 
 
-def _facts_written(tracked: Tracked) -> Facts:
-    """What a record contributes to the counts, from the values this chunk wrote for it."""
+def _written(tracked: Tracked) -> RecordWritten:
+    """A record as this chunk wrote it, for the counts (the registry builds its facts)."""
     row, course = tracked.row, tracked.course
     attended = [
         role
         for _, kind, role in (course_attendances(course) if course is not None else [])
         if kind == Attendance.Kind.ATTENDED
     ]
-    return record_facts(
-        record={name: getattr(row, name) for name in RECORD_FACTS},
-        children=course.children if course is not None else (),
-        roles=attended,
+    return RecordWritten(
+        record=row, children=course.children if course is not None else (), roles=attended
     )
