@@ -51,10 +51,10 @@ def ingest(slug: str, body: bytes) -> dict[str, Any]:
     """Submit ``body`` for a new practice and process it here: seconds, bytes, flags."""
     from django.conf import settings
 
+    from ingestion.intake.services import ingestion_submit
+    from ingestion.intake.submission import parse_submission
     from ingestion.models import Ingestion
-    from ingestion.pipeline import ingestion_process
-    from ingestion.services import ingestion_submit
-    from ingestion.submission import parse_submission
+    from ingestion.pipeline.process import ingestion_process
     from registry.models import Practice, Record
 
     practice = Practice.objects.create(slug=slug)

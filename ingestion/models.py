@@ -7,7 +7,7 @@ chunk is deleted in the same transaction that stores its records and its part of
 worker killed at any point leaves exactly the unprocessed chunks behind.
 
 A finished ingestion's outcome rows are kept ``REGISTRY_RECEIPT_RETENTION_DAYS``, then purged
-(:mod:`ingestion.retention`); ``receipt_purged_at`` says when, and the receipt says so.
+(:mod:`ingestion.receipts.retention`); ``receipt_purged_at`` says when, and the receipt says so.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class Ingestion(models.Model):
                 condition=models.Q(status__in=["queued", "processing"]),
                 name="ingestion_unfinished",
             ),
-            # Finished receipts not purged yet, by when they finished (ingestion.retention).
+            # Finished receipts not purged yet, by when they finished (ingestion.receipts).
             models.Index(
                 Coalesce("completed_at", "failed_at"),
                 condition=models.Q(

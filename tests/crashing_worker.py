@@ -22,11 +22,11 @@ def _charts(results: Any) -> set[Any]:
 
 @task_prerun.connect
 def _arm(**_: Any) -> None:
-    from ingestion import pipeline
+    from ingestion.pipeline import chunks, isolation, singles
 
-    if getattr(pipeline.records_apply, "armed", False):
+    if getattr(chunks.records_apply, "armed", False):
         return
-    original, original_parts = pipeline.records_apply, pipeline.records_apply_parts
+    original, original_parts = chunks.records_apply, singles.records_apply_parts
 
     def records_apply(**kwargs: Any) -> Any:
         if CRASHING_CHART in _charts(kwargs["results"]):
@@ -39,5 +39,7 @@ def _arm(**_: Any) -> None:
         return original_parts(**kwargs)
 
     records_apply.armed = True  # type: ignore[attr-defined]
-    pipeline.records_apply = records_apply  # type: ignore[assignment]
-    pipeline.records_apply_parts = records_apply_parts  # type: ignore[assignment]
+    # Where the pipeline calls them: the chunk loop, the isolation, the combined singles.
+    chunks.records_apply = records_apply  # type: ignore[assignment]
+    isolation.records_apply = records_apply  # type: ignore[assignment]
+    singles.records_apply_parts = records_apply_parts  # type: ignore[assignment]

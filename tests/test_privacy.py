@@ -22,7 +22,7 @@ import pytest
 from django.db import connection
 
 from ingestion.models import Ingestion
-from ingestion.pipeline import ingestion_process
+from ingestion.pipeline.process import ingestion_process
 from registry.models import Practice, Record
 from tests.factories import batch, course
 from tests.ingestion.conftest import Api, ingestion_id_of, mint

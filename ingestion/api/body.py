@@ -20,7 +20,7 @@ from typing import IO, BinaryIO, cast
 from django.conf import settings
 from rest_framework.request import Request
 
-from ingestion.submission import Body
+from ingestion.intake.submission import Body
 
 BLOCK_BYTES = 1 << 20
 

@@ -19,13 +19,13 @@ from ingestion.api.capability import api_base
 from ingestion.api.errors import FhirError
 from ingestion.api.ratelimit import enforce_rate_limit, rate_counter
 from ingestion.api.unsupported import FhirView
+from ingestion.intake.services import ingestion_for_key, ingestion_retried, ingestion_submit
+from ingestion.intake.submission import Body, NotABundle, Submission, parse_submission
+from ingestion.lifecycle.preview import bundle_validate
 from ingestion.models import Ingestion
-from ingestion.preview import bundle_validate
-from ingestion.progress import progress_headers
-from ingestion.receipt import pieces_async, receipt_stream
-from ingestion.selectors import ingestion_get, ingestion_receipt
-from ingestion.services import ingestion_for_key, ingestion_retried, ingestion_submit
-from ingestion.submission import Body, NotABundle, Submission, parse_submission
+from ingestion.receipts.progress import progress_headers
+from ingestion.receipts.receipt import pieces_async, receipt_stream
+from ingestion.receipts.selectors import ingestion_get, ingestion_receipt
 from keys.authentication import ApiKeyAuthentication
 from keys.models import INGEST_READ, INGEST_WRITE, ApiKey
 from keys.permissions import HasScope
@@ -82,7 +82,8 @@ class SubmitBundleView(RegistryApiView):
 
 class ValidateBundleView(RegistryApiView):
     """``POST [base]/Bundle/$validate``: the same door, mapping and lifecycle as a submission,
-    answered at once (200 and an OperationOutcome), with nothing stored (ingestion.preview)."""
+    answered at once (200 and an OperationOutcome), with nothing stored
+    (ingestion.lifecycle.preview)."""
 
     required_scope = INGEST_WRITE
     rate_group = "validate"
@@ -136,7 +137,7 @@ def _streamed_receipt(request: Request, ingestion: Ingestion) -> StreamingHttpRe
     """A finished receipt, written from the stored outcome rows in bounded memory.
 
     Under ASGI, Django would gather a synchronous iterator whole before sending it, so the
-    pieces are handed over one at a time instead (:func:`ingestion.receipt.pieces_async`).
+    pieces are handed over one at a time instead (:func:`ingestion.receipts.receipt.pieces_async`).
     """
     pieces = receipt_stream(ingestion)
     if isinstance(request._request, ASGIRequest):

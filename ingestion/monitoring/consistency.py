@@ -5,7 +5,8 @@
   live record with a fingerprint has at least one and no more than it has children, each
   carries its record's practice and fingerprint digest;
 * each finished ingestion's outcome rows against its accepted and rejected counts (a receipt
-  purged by retention, or due for purging, has no rows left to compare: ingestion.retention);
+  purged by retention, or due for purging, has no rows left to compare:
+  ingestion.receipts.retention);
 * no staged chunk left behind by a finished ingestion.
 
 Each check is one set-based statement (PostgreSQL), so the whole costs a few scans, not a
@@ -28,7 +29,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
-from ingestion.retention import purge_due_before
+from ingestion.receipts.retention import purge_due_before
 from registry.locks import lock_practice
 from registry.matching import DIGEST_HEX_DIGITS
 from registry.models import Child, MatchKey, Record

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, fields
 from typing import Any
 from uuid import UUID
@@ -233,6 +233,44 @@ def counts_kept(
     after = facts_after() if facts_after is not None else facts_load(ids)
     delta = tally_of(before.values(), sign=-1)
     counts_write(practice_id=practice_id, tally=tally_of(after.values(), into=delta))
+
+
+@dataclass(frozen=True, slots=True)
+class RecordWritten:
+    """A record as its writer just wrote it: the record's values (any object with the
+    record's field names as attributes), its children, and the role of each who attended."""
+
+    record: Any
+    children: Iterable[Any]
+    roles: Iterable[str]
+
+
+def counts_kept_written(
+    *,
+    practice_id: int,
+    record_ids: Iterable[UUID],
+    new_record_ids: Iterable[UUID],
+    written: Callable[[], Mapping[UUID, RecordWritten]],
+) -> AbstractContextManager[None]:
+    """:func:`counts_kept` for a writer that knows what it wrote (the ingestion pipeline):
+    the facts after the change are built here, from ``written``, with nothing read back."""
+
+    def facts_after() -> dict[UUID, Facts]:
+        return {
+            record_id: record_facts(
+                record={name: getattr(w.record, name) for name in RECORD_FACTS},
+                children=w.children,
+                roles=w.roles,
+            )
+            for record_id, w in written().items()
+        }
+
+    return counts_kept(
+        practice_id=practice_id,
+        record_ids=record_ids,
+        new_record_ids=new_record_ids,
+        facts_after=facts_after,
+    )
 
 
 # --- Writing ------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import pytest
 
 from ingestion.api.examples import SUBMISSIONS, example
 from ingestion.models import Ingestion
-from ingestion.pipeline import ingestion_process
+from ingestion.pipeline.process import ingestion_process
 from registry.models import Record
 from tests.ingestion.conftest import ingestion_id_of
 from tests.r4 import assert_valid_r4

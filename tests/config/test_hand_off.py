@@ -17,11 +17,11 @@ import orjson
 import pytest
 import requests
 
-from ingestion.selectors import ingestion_receipt
+from ingestion.receipts.selectors import ingestion_receipt
 from tests import workers
 from tests.factories import course
 from tests.ingestion.conftest import mint
-from tests.ingestion.test_receipt_stream import finished
+from tests.ingestion.receipts.test_receipt_stream import finished
 from tests.services import Stack
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]

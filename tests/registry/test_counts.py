@@ -10,8 +10,8 @@ from django.core.management import CommandError, call_command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingestion.apply import records_apply
 from ingestion.fhir import Child, CourseOfCare, Provider, Retraction
+from ingestion.lifecycle.applying import records_apply
 from registry.models import BirthCount, Practice, Record
 from registry.review.services import ReviewError, record_keep, record_merge, record_void
 from registry.statistics.counts import counts_differences, counts_recount, counts_stored

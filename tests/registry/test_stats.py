@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ingestion.models import Ingestion
-from ingestion.pipeline import ingestion_process
+from ingestion.pipeline.process import ingestion_process
 from registry.models import Child, Provider
 from registry.statistics.selectors import stats_for_practice
 from tests.factories import course, retraction_document
