@@ -67,6 +67,9 @@ def _setup() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+    # The admin's pages name hashed static files from collectstatic's manifest (production
+    # shape): a fresh clone has none until they are collected, as make run collects them.
+    call_command("collectstatic_if_changed", verbosity=0)
     from registry.models import Practice
     from registry.seeding import seed_registry
 
