@@ -13,7 +13,7 @@ TEST_ENV := DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) REGIST
 PYTEST_ARGS ?=
 BENCH ?=
 
-.PHONY: install run test lint bench worker beat chromium test-packages services format clean
+.PHONY: install run test test-fast lint bench worker beat chromium test-packages services format clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
@@ -53,6 +53,11 @@ services:
 
 test: install test-packages
 	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
+
+# The fast lane: the pure and database tests, none that starts a process (worker, gunicorn,
+# nginx, Chromium, promtool, the fault tests: tests/conftest.py marks those "process").
+test-fast: install
+	$(TEST_ENV) $(PY) -m pytest -m "not process" $(PYTEST_ARGS)
 
 # mypy's Django plugin and makemigrations load the settings: with development secrets and no
 # .env, lint passes whatever the shell sets (production shape needs real secrets otherwise).

@@ -1,6 +1,6 @@
-"""``make bench [BENCH=section ...]``: every section, or the ones named.
+"""``make bench [BENCH=section ...]``: every section, or the ones named; one file each.
 
-* ``pipeline``: end to end through gunicorn and Celery, the floor, latency (bench.run).
+* ``pipeline``: end to end through gunicorn and Celery, the floor, latency (bench.pipeline).
 * ``flood``: a same-fingerprint flood against as many unique courses (bench.flood).
 * ``million``: the reviewer's admin and the statistics with a million records on file
   (bench.million, bench.statistics).
@@ -8,33 +8,52 @@
   part of ``pipeline``.
 * ``realtime``: single-course submissions from 16 clients against one batch: CPU per course
   of the web, the worker and PostgreSQL, SQL statements, submit latency (bench.realtime).
-* ``backlog``: extra task runs while 2,000 queued singles drain (bench.realtime).
-* ``bodymemory``: the web's peak memory for a 60 MB and a 600 MB body (bench.realtime).
+* ``backlog``: extra task runs while 2,000 queued singles drain (bench.backlog).
+* ``bodymemory``: the web's peak memory for a 60 MB and a 600 MB body (bench.bodymemory).
+
+What they share: bench.harness (the bench's database, the started processes), bench.client
+(the API from a client's side), bench.metering (CPU and statement counts), bench.report.
 """
+
+from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
+from typing import Any
 
-from bench import flood, million, realtime, run
+from bench import backlog, bodymemory, flood, million, pipeline, realtime, reliability
 
-SECTIONS = {
-    "pipeline": run.main,
-    "realtime": realtime.realtime_main,
-    "backlog": realtime.backlog_main,
-    "bodymemory": realtime.bodymemory_main,
+SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
+    "pipeline": pipeline.main,
+    "realtime": realtime.main,
+    "backlog": backlog.main,
+    "bodymemory": bodymemory.main,
     "flood": flood.main,
     "million": million.main,
-    "reliability": run.reliability_main,
+    "reliability": reliability.main,
 }
-
 # pipeline includes reliability
-names = sys.argv[1:] or ["pipeline", "realtime", "backlog", "bodymemory", "flood", "million"]
-unknown = [name for name in names if name not in SECTIONS]
-if unknown:
-    sys.exit(f"bench: unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
-if len(names) == 1:
-    SECTIONS[names[0]]()
-else:
+EVERY = ["pipeline", "realtime", "backlog", "bodymemory", "flood", "million"]
+
+
+def main(names: list[str]) -> None:
+    if {"-h", "--help"} & set(names):
+        print(__doc__)
+        return
+    names = names or EVERY
+    unknown = [name for name in names if name not in SECTIONS]
+    if unknown:
+        sys.exit(
+            f"bench: unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}"
+        )
+    if len(names) == 1:
+        SECTIONS[names[0]]()
+        return
     # Each section in a process of its own: each sets Django up on its own database.
     for name in names:
         subprocess.run([sys.executable, "-m", "bench", name], check=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

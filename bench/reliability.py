@@ -1,4 +1,5 @@
-"""``make bench`` figures for docs/reliability.md: receipts in bounded memory, slow clients.
+"""``make bench BENCH=reliability`` (also part of ``pipeline``): the figures of
+docs/reliability.md, receipts in bounded memory and latency under slow clients.
 
 * The web process's peak memory while serving the receipt of a 1,000,000-entry batch (and
   how long a 200,000-entry receipt takes): the outcome rows are stored directly, as the
@@ -19,6 +20,10 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from bench.client import practice_token
+from bench.harness import BIN, PeakMemory, Service, free_port, healthz_answers, service, web
+from bench.report import row, section
 
 ENTRIES_PER_ROW = 250
 
@@ -87,16 +92,14 @@ def _read_receipt(port: int, token: str, ingestion_id: str) -> tuple[int, float]
     return size, time.perf_counter() - started
 
 
-def receipts(port: int, web_service: Any, peak_memory: Any) -> dict[str, Any]:
-    from bench.run import _practice_token
-
-    practice, token = _practice_token("receipts")
+def receipts(port: int, web_service: Service) -> dict[str, Any]:
+    practice, token = practice_token("receipts")
     figures: dict[str, Any] = {}
     for entries in (200_000, 1_000_000):
         print(f"bench: receipt of {entries:,} entries", flush=True)
         ingestion_id = _store_receipt(practice, entries)
         _read_receipt(port, token, ingestion_id)  # warm: the rows in PostgreSQL's cache
-        with peak_memory(web_service) as memory:
+        with PeakMemory(web_service) as memory:
             size, seconds = _read_receipt(port, token, ingestion_id)
         figures[f"entries_{entries}"] = {
             "mb": round(size / 2**20, 1),
@@ -183,21 +186,17 @@ def _summary(values: list[float]) -> dict[str, float]:
 
 
 @contextmanager
-def served_as_make_run(port: int) -> Iterator[Any]:
+def served_as_make_run(port: int) -> Iterator[Service]:
     """The web server exactly as ``make run`` and the Procfile start it."""
-    from bench.run import BIN, healthz_answers, service
-
     command = [str(BIN / "gunicorn"), "config.asgi:application", "--config", "config/gunicorn.py"]
     with service(command, "web-as-run", healthz_answers(port), PORT=str(port)) as running:
         yield running
 
 
 def slow_client_latency() -> dict[str, Any]:
-    from bench.run import _free_port, _practice_token
-
-    practice, token = _practice_token("slow-clients")
+    practice, token = practice_token("slow-clients")
     status_path = f"/api/registry/fhir/ingestions/{_store_receipt(practice, 1000)}"
-    port = _free_port()
+    port = free_port()
     with served_as_make_run(port):
         print("bench: latency under 64 slow connections (make run's server)", flush=True)
         quiet = {
@@ -205,3 +204,34 @@ def slow_client_latency() -> dict[str, Any]:
             "receipt": _summary([_probe(port, status_path, token) for _ in range(20)]),
         }
         return {"quiet": quiet, "slow_64": slow_clients(port, token, status_path)}
+
+
+# -- the section -------------------------------------------------------------------------------
+
+
+def measure() -> dict[str, Any]:
+    """docs/reliability.md: receipt memory, and latency under slow clients."""
+    port = free_port()
+    with web(port) as web_service:
+        figures = receipts(port, web_service)
+    return {"receipts": figures, "slow_clients": slow_client_latency()}
+
+
+def print_table(figures: dict[str, Any]) -> None:
+    print()
+    print(row("Receipt (streamed)", "MB", "seconds", "web process peak RSS MB"))
+    print(row("---", "---:", "---:", "---:"))
+    for label, receipt in figures["receipts"].items():
+        print(row(label, receipt["mb"], receipt["seconds"], receipt["web_peak_rss_mb"]))
+    print()
+    print(row("Latency (make run's server)", "requests", "p50 ms", "max ms", "over 1 s"))
+    print(row("---", "---:", "---:", "---:", "---:"))
+    for when, probes in figures["slow_clients"].items():
+        for path, probe in probes.items():
+            cells = (probe["requests"], probe["p50_ms"], probe["max_ms"], probe["over_1s"])
+            print(row(f"{when}: {path}", *cells))
+
+
+def main() -> dict[str, Any]:
+    """``make bench BENCH=reliability``: the figures of docs/reliability.md alone."""
+    return section("reliability", measure, print_table)

@@ -2,10 +2,48 @@
 
 from __future__ import annotations
 
+import functools
+from types import ModuleType
+
 import pytest
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+
+# What starts a process: a test module holding one of these (or a test marked worker or browser)
+# starts a Celery worker, gunicorn, nginx, Chromium, promtool, a private PostgreSQL or Redis,
+# or a command. Its tests are marked "process"; make test-fast runs the others.
+PROCESS_STARTERS = (
+    "subprocess",
+    "multiprocessing",
+    "playwright",
+    "tests.workers",
+    "tests.services",
+    "tests.browser",
+    "tests.crashing_worker",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "process: starts a process (make test-fast leaves it out)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        marked = item.get_closest_marker("worker") or item.get_closest_marker("browser")
+        if marked or _starts_processes(getattr(item, "module", None)):
+            item.add_marker(pytest.mark.process)
+
+
+@functools.cache
+def _starts_processes(module: ModuleType | None) -> bool:
+    """Whether the module holds a process starter (a module, or a name taken from one)."""
+    for value in vars(module).values() if module else ():
+        is_module = isinstance(value, ModuleType)
+        origin = value.__name__ if is_module else getattr(value, "__module__", "")
+        if isinstance(origin, str) and origin.startswith(PROCESS_STARTERS):
+            return True
+    return False
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,0 +1,127 @@
+"""make bench keeps running: its sections import, its cheapest section runs at a tiny size,
+and it stands on nothing of tests/ (a clone without the tests can still measure)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from tests.services import private_redis
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every absolute module name ``path`` imports, at the top or inside a function."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+def drop_database(name: str) -> None:
+    """The database a bench section created beside the developer's, dropped."""
+    admin = urlunsplit(urlsplit(os.environ["DATABASE_URL"])._replace(path="/postgres"))
+    drop = f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'
+    subprocess.run(["psql", admin, "-qc", drop], check=True, capture_output=True)
+
+
+def test_the_bench_imports_nothing_of_the_tests():
+    found = {
+        path.relative_to(ROOT).as_posix(): sorted(
+            name for name in imported_modules(path) if name.split(".")[0] == "tests"
+        )
+        for path in (ROOT / "bench").rglob("*.py")
+    }
+    assert len(found) > 10  # the walk finds the bench's files
+    assert not {path: names for path, names in found.items() if names}
+
+
+def test_every_section_imports_with_the_tests_out_of_reach():
+    """In an interpreter where importing ``tests`` fails, ``python -m bench --help`` works."""
+    refuse_tests = (
+        "import sys\n"
+        "class RefuseTests:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'tests' or name.startswith('tests.'):\n"
+        "            raise ImportError(name)\n"
+        "sys.meta_path.insert(0, RefuseTests())\n"
+        "import runpy\n"
+        "sys.argv = ['bench', '--help']\n"
+        "runpy.run_module('bench', run_name='__main__')\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", refuse_tests], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    for section in ("pipeline", "realtime", "backlog", "bodymemory", "flood", "million"):
+        assert f"``{section}``" in shown.stdout
+
+
+def test_the_flood_section_runs_at_a_tiny_size(tmp_path):
+    """``make bench BENCH=flood`` as make runs it, three courses once: it prints its table and
+    saves its figures (in its own database and a Redis of its own, beside the tests')."""
+    parts = urlsplit(os.environ["DATABASE_URL"])
+    database = urlunsplit(parts._replace(path=parts.path + "_flood"))
+    with private_redis() as redis:
+        env = dict(
+            os.environ,
+            DATABASE_URL=database,
+            BENCH_REDIS_URL=redis.url,
+            BENCH_RESULTS=str(tmp_path),
+            BENCH_FLOOD_SIZES="3",
+            BENCH_FLOOD_REPEATS="1",
+        )
+        try:
+            run = subprocess.run(
+                [sys.executable, "-m", "bench", "flood"],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+        finally:
+            drop_database(f"{parts.path.lstrip('/')}_flood_bench")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "| Flood of N (one birth) vs N unique |" in run.stdout
+    saved = json.loads((tmp_path / "latest.json").read_text())["flood"]["3"]
+    assert saved["flood_flagged"] == 2  # every course after the first of one birth
+
+
+def test_the_million_section_runs_from_a_clone_without_collected_static_files(tmp_path):
+    """``make bench BENCH=million`` at 20,000 records, with a var/ directory as a fresh clone
+    has it (no collected static files): the admin's pages it measures still answer."""
+    parts = urlsplit(os.environ["DATABASE_URL"])
+    database = urlunsplit(parts._replace(path=parts.path + "_fresh"))
+    with private_redis() as redis:
+        env = dict(
+            os.environ,
+            DATABASE_URL=database,
+            REDIS_URL=redis.url,
+            REGISTRY_VAR_DIR=str(tmp_path / "var"),
+            BENCH_RESULTS=str(tmp_path),
+            BENCH_MILLION_RECORDS="20000",
+        )
+        try:
+            run = subprocess.run(
+                [sys.executable, "-m", "bench", "million"],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
+        finally:
+            drop_database(f"{parts.path.lstrip('/')}_fresh_million")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "| With 20,000 records on file |" in run.stdout
+    saved = json.loads((tmp_path / "latest.json").read_text())["million"]
+    assert saved["records"] == 20_000
