@@ -67,11 +67,11 @@ REGISTRY_RECOVERY_GRACE_SECONDS = env.int("REGISTRY_RECOVERY_GRACE_SECONDS", def
 # A queued ingestion no worker has claimed this long is published again (tasks are safe to
 # run twice): a web process that died between its commit and its publish costs 30 to 60 s.
 REGISTRY_REQUEUE_AFTER_SECONDS = env.int("REGISTRY_REQUEUE_AFTER_SECONDS", default=30)
-# A single's message is published this long after its commit (ingestion/messaging/gathering.py), so the
-# practice's singles submitted meanwhile are claimed with it as one chunk: less CPU per single,
-# each completed up to this much later. 0: published at once. Below the requeue age, or the
-# recovery would publish again what is only being held; by default 1 s, or half the requeue
-# age if that is shorter.
+# A single's message is published this long after its commit
+# (ingestion/messaging/gathering.py), so the practice's singles submitted meanwhile are
+# claimed with it as one chunk: less CPU per single, each completed up to this much later.
+# 0: published at once. Below the requeue age, or the recovery would publish again what is
+# only being held; by default 1 s, or half the requeue age if that is shorter.
 requeue_floor = max(1, REGISTRY_REQUEUE_AFTER_SECONDS)  # as the singles flag's expiry
 gather_seconds = env.float(
     "REGISTRY_SINGLES_GATHER_SECONDS", default=min(1.0, requeue_floor / 2), minimum=0
@@ -103,8 +103,8 @@ REGISTRY_UNAVAILABLE_RETRY_AFTER_SECONDS = env.int(
     "REGISTRY_UNAVAILABLE_RETRY_AFTER_SECONDS", default=5
 )
 # A finished ingestion's per-record outcome is kept this many days, then purged by the beat
-# (ingestion.receipts.retention, every REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS): the receipt keeps its
-# counts and says when its outcome was purged.
+# (ingestion.receipts.retention, every REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS): the receipt
+# keeps its counts and says when its outcome was purged.
 REGISTRY_RECEIPT_RETENTION_DAYS = env.int("REGISTRY_RECEIPT_RETENTION_DAYS", default=90, minimum=1)
 REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS = env.float(
     "REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS", default=600, minimum=1
