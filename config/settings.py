@@ -536,12 +536,13 @@ LOGGING = {
     "filters": {
         "kind_only": {"()": "config.logfilters.KindOnly"},
         "context": {"()": "config.logfilters.Context"},
+        "masked_paths": {"()": "config.logfilters.MaskedPaths"},
     },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": LOG_FORMAT,
-            "filters": ["kind_only", "context"],
+            "filters": ["kind_only", "context", "masked_paths"],
         }
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},

@@ -109,6 +109,8 @@ def render_site(*, upstream: str, http_port: int, https_port: int, cert: Path, k
         text = text.replace(placeholder, value)
     unknown = re.findall(r"@[A-Z_]+@", re.sub(r"#.*", "", text))
     assert not unknown, f"placeholders the test does not fill: {unknown}"
+    access_log = str(cert.parent / "registry.access.log")
+    text = text.replace("/var/log/nginx/registry.access.log", access_log)
     text = replace_once(text, "listen 80;", f"listen 127.0.0.1:{http_port};")
     text = replace_once(text, "listen 443 ssl;", f"listen 127.0.0.1:{https_port} ssl;")
     text = replace_once(text, "listen [::]:80;\n", "")
@@ -140,6 +142,13 @@ class Proxy:
     http_port: int
     upstream_port: int
     ca: Path
+    web_log: Path | None = None  # gunicorn's output: its access log and Django's logs
+
+    def access_logs(self) -> str:
+        """What nginx's access logs hold: the site's own, and the default one of the test's
+        main configuration (where requests would go if the site logged nothing itself)."""
+        logs = [self.ca.parent / "registry.access.log", self.ca.parent / "access.log"]
+        return "".join(log.read_text() for log in logs if log.exists())
 
     @property
     def url(self) -> str:
@@ -193,6 +202,7 @@ def proxy(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Prox
     with django_db_blocker.unblock():
         env = worker_environment(**WEB)
     with Stack(env, tmp).web() as web, nginx(tmp, upstream_port=_port(web.url)) as running:
+        running.web_log = web.log
         yield running
 
 
@@ -403,6 +413,35 @@ def test_a_peer_that_is_not_the_proxy_cannot_choose_its_address(tmp_path, practi
         assert answers == [401] * 5 + [429]  # counted on its own address, whatever it said
         assert submit(CLIENT_B, BOGUS, CLIENT_A) == 401  # and naming A does not hurt B
         assert submit(ELSEWHERE, token, CLIENT_A) == 202
+
+
+# A reset link's uid and token, and what a client may put in a path under the FHIR base.
+TOKEN = "c3po42-8f1d2a6b9e0c4d7f1a2b3c4d5e6f7a8b"
+SECRETS = ["pat-mk-77aa1", "chart-4711", TOKEN, "Mjc"]
+PATHS = [
+    f"/accounts/reset/Mjc/{TOKEN}/",
+    "/api/registry/fhir/Patient/pat-mk-77aa1",
+    "/api/registry/fhir/Bundle/chart-4711",
+    "/api/registry/fhir/pat-mk-77aa1/_history",
+]
+
+
+def test_no_id_or_token_in_a_path_reaches_an_access_or_request_log(proxy):
+    with proxy.client(CLIENT_A) as client:
+        for path in PATHS:
+            assert client.get(path).status_code < 500
+        assert client.get("/healthz?after=paths").status_code == 200
+    web_log = proxy.web_log
+    assert web_log is not None
+    wait_for(lambda: "/healthz" in proxy.access_logs(), timeout=30)
+    wait_for(lambda: "/healthz" in web_log.read_text(), timeout=30)
+    logs = {"nginx": proxy.access_logs(), "gunicorn and Django": web_log.read_text()}
+    for name, text in logs.items():
+        for secret in SECRETS:
+            assert secret not in text, (name, secret)
+        assert "/api/registry/fhir/Bundle/:id" in text, name
+        assert "/accounts/reset/:id/" in text, name
+        assert "after=paths" not in text, name
 
 
 def test_the_operations_guide_fills_every_placeholder():
