@@ -9,11 +9,30 @@ and gains ``(KindOfError at module:line)`` of the innermost frame instead of the
 from __future__ import annotations
 
 import logging
+import os
 import re
+import sysconfig
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from pathlib import Path
+
+# Where a file is named from in a log line: the project's, a library's and the standard
+# library's files by their path inside those, never by where the machine keeps them (an
+# absolute path tells a reader of the logs about the host, and says nothing more).
+_PROJECT = str(Path(__file__).resolve().parent.parent) + os.sep
+_STANDARD_LIBRARY = sysconfig.get_paths()["stdlib"] + os.sep
+
+
+def relative_file(filename: str) -> str:
+    """``filename`` relative to the project, its site-packages or the standard library."""
+    if f"{os.sep}site-packages{os.sep}" in filename:
+        return filename.rsplit(f"{os.sep}site-packages{os.sep}", 1)[-1]
+    for root in (_PROJECT, _STANDARD_LIBRARY):
+        if filename.startswith(root):
+            return filename[len(root) :]
+    return os.path.basename(filename)
 
 
 def _where(error: BaseException) -> str:
@@ -21,7 +40,7 @@ def _where(error: BaseException) -> str:
     if not frames:
         return "unknown"
     last = frames[-1]
-    return f"{last.filename.rsplit('/site-packages/', 1)[-1]}:{last.lineno}"
+    return f"{relative_file(last.filename)}:{last.lineno}"
 
 
 class KindOnly(logging.Filter):

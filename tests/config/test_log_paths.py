@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
+import sys
 
 import pytest
 
-from config.logfilters import MaskedPaths, logged_path, logged_request_line
+from config.logfilters import KindOnly, MaskedPaths, logged_path, logged_request_line
 
 
 @pytest.mark.parametrize(
@@ -45,3 +46,16 @@ def test_djangos_request_log_names_the_masked_path():
     assert MaskedPaths().filter(record)
     assert record.getMessage() == "Not Found: /api/registry/fhir/:id"
     assert record.request is None
+
+
+def test_an_error_in_a_log_line_names_its_file_relative_to_the_project():
+    try:
+        int("not a number")
+    except ValueError:
+        record = logging.LogRecord(
+            "registry", logging.ERROR, __file__, 1, "failed", None, sys.exc_info()
+        )
+    assert KindOnly().filter(record)
+    message = record.getMessage()
+    assert "(ValueError at tests/config/test_log_paths.py:" in message, message
+    assert "/work" not in message and "not a number" not in message
