@@ -90,7 +90,8 @@ def statistics_page(request: HttpRequest, membership: Membership) -> HttpRespons
         "compared_years": compared_years_text(
             compared["compared_years"], compared["comparison_withheld"]
         ),
-        "any_not_shown": any_not_shown(compared),
+        # A sandbox's page says why it has no comparison at all (compared_years), not this.
+        "any_not_shown": any_not_shown(compared) and not compared["comparison_withheld"],
         "benchmark_charts": benchmark_charts(compared),
         "trend_charts": trend_charts(compared),
         "quality_charts": data_quality_charts(compared["data_quality"]),

@@ -94,6 +94,7 @@ def test_a_sandbox_sees_its_own_figures_and_says_why_it_is_not_compared():
     assert headline["registry"] == {"suppressed": data["comparison_withheld"]}
     page = client.get("/settings/statistics/").content.decode()
     assert "Your figures only: comparisons with the registry are for live practices" in page
+    assert 'data-testid="not-shown-explained"' not in page
 
 
 # --- Any memberships, any counts ----------------------------------------------------------------
