@@ -15,6 +15,9 @@ from config.environment import settings_or_exit
 # A bad setting stops gunicorn here, in the arbiter, with one line: not in each worker.
 settings_or_exit()
 from django.conf import settings  # noqa: E402
+from gunicorn.glogging import Logger  # noqa: E402
+
+from lib.logfilters import logged_path, logged_request_line  # noqa: E402
 
 bind = f"127.0.0.1:{settings.PORT}"
 workers = settings.WEB_CONCURRENCY
@@ -30,8 +33,23 @@ keepalive = 2
 accesslog = "-"
 # The access log shows the path and status, never a query string or a body, and no address:
 # gunicorn knows only the socket's peer, which behind a proxy is the proxy
-# (lib/client.py decides the client's address).
+# (lib/client.py decides the client's address). The path has its ids and tokens masked
+# (lib.logfilters.logged_path): a patient id after the FHIR base, a reset link's token.
 access_log_format = '"%(m)s %(U)s" %(s)s %(B)s %(M)sms'
+
+
+class MaskedAccessLog(Logger):
+    """gunicorn's logger, writing the request's path as lib.logfilters.logged_path has it."""
+
+    def atoms(self, resp: Any, req: Any, environ: Any, request_time: Any) -> dict[str, Any]:
+        atoms: dict[str, Any] = super().atoms(resp, req, environ, request_time)
+        atoms["U"] = logged_path(atoms["U"] or "")
+        atoms["r"] = logged_request_line(atoms["r"])
+        atoms["q"] = ""
+        return atoms
+
+
+logger_class = MaskedAccessLog
 # X-Forwarded-Proto and the like are judged by Django against REGISTRY_TRUSTED_PROXIES
 # (config/proxy.py), not by gunicorn's own list (forwarded_allow_ips, 127.0.0.1 by default).
 secure_scheme_headers: dict[str, str] = {}

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+from csp.utils import build_policy
 from whitenoise.middleware import WhiteNoiseMiddleware
 
 ONE_YEAR = 365 * 24 * 60 * 60
@@ -19,6 +21,15 @@ ONE_YEAR = 365 * 24 * 60 * 60
 
 class StaticFiles(WhiteNoiseMiddleware):
     FOREVER = ONE_YEAR
+
+    def add_cache_headers(self, headers: Any, path: str, url: str) -> None:
+        """WhiteNoise's hook for a file's headers (worked out once, at start): an HTML file
+        (Swagger UI's oauth2-redirect.html) gets the pages' own security headers too, which
+        the middleware after WhiteNoise would add to a page but never sees for a file."""
+        super().add_cache_headers(headers, path, url)
+        if path.endswith((".html", ".htm")):
+            headers["Content-Security-Policy"] = build_policy()
+            headers["X-Frame-Options"] = "DENY"
 
 
 def static_files_stale() -> bool:

@@ -25,13 +25,14 @@ LOGGING = {
     # (docs/reliability.md). Context: the request and ingestion the line is about.
     "filters": {
         "kind_only": {"()": "lib.logfilters.KindOnly"},
+        "masked_paths": {"()": "lib.logfilters.MaskedPaths"},
         "context": {"()": "lib.logfilters.Context"},
     },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": LOG_FORMAT,
-            "filters": ["kind_only", "context"],
+            "filters": ["kind_only", "context", "masked_paths"],
         }
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},

@@ -7,7 +7,7 @@ from typing import Any
 
 from csp import constants as csp
 
-from config.environment import ConfigurationError, host_names, networks, origins
+from config.environment import ConfigurationError, host_names, networks, origins, refuse
 from config.settings.base import env
 
 # --- HTTP -----------------------------------------------------------------------------------
@@ -133,8 +133,14 @@ REGISTRY_AUTH_FAILURE_RATE = env.str(
 REGISTRY_RESET_ADDRESS_RATE = env.str(
     "REGISTRY_RESET_ADDRESS_RATE", default="5/15m", pattern=_RATE, accepted=_RATE_ACCEPTED
 )
+# Mails per account and requesting address: whoever asks spends only their own budget, so a
+# stranger who knows an account's address cannot use up its owner's. The budget per account
+# (all addresses together) is only a backstop against a flood from many addresses.
+REGISTRY_RESET_REQUESTER_RATE = env.str(
+    "REGISTRY_RESET_REQUESTER_RATE", default="3/h", pattern=_RATE, accepted=_RATE_ACCEPTED
+)
 REGISTRY_RESET_ACCOUNT_RATE = env.str(
-    "REGISTRY_RESET_ACCOUNT_RATE", default="3/h", pattern=_RATE, accepted=_RATE_ACCEPTED
+    "REGISTRY_RESET_ACCOUNT_RATE", default="20/h", pattern=_RATE, accepted=_RATE_ACCEPTED
 )
 PASSWORD_RESET_TIMEOUT = 3600  # seconds: a reset link works for an hour, and once
 
@@ -182,4 +188,20 @@ if REGISTRY_PASSWORD_RESET:
     EMAIL_USE_SSL = _email.get("EMAIL_USE_SSL", False)
 EMAIL_TIMEOUT = 10  # seconds: a mail server that hangs holds a worker no longer than this
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="registry@localhost")
+# The site's origin in links sent by mail, never the request's Host header (which a client
+# chooses, port included). By default the first ALLOWED_HOSTS entry, with the scheme
+# REGISTRY_HTTPS implies; a pattern there (".example.org", "*") names no site.
+_PUBLIC_URL_ACCEPTED = "an origin such as https://registry.example.org"
+_ORIGIN = r"https?://[^/\s?#@]+/?"
+REGISTRY_PUBLIC_URL = env.str(
+    "REGISTRY_PUBLIC_URL", default="", pattern=_ORIGIN, accepted=_PUBLIC_URL_ACCEPTED
+).rstrip("/")
+if not REGISTRY_PUBLIC_URL and ALLOWED_HOSTS and ALLOWED_HOSTS[0][:1] not in (".", "*"):
+    REGISTRY_PUBLIC_URL = f"{'https' if REGISTRY_HTTPS else 'http'}://{ALLOWED_HOSTS[0]}"
+if REGISTRY_PASSWORD_RESET and not REGISTRY_PUBLIC_URL:
+    raise refuse(
+        "REGISTRY_PUBLIC_URL",
+        "is needed for the links in mail when the first ALLOWED_HOSTS entry is a pattern",
+        _PUBLIC_URL_ACCEPTED,
+    )
 SERVER_EMAIL = DEFAULT_FROM_EMAIL

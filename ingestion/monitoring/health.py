@@ -1,14 +1,19 @@
 """``GET /healthz/pipeline``: are ingestions moving? For monitors, not load balancers.
 
 200 when at least one worker's heartbeat is young enough and the oldest queued ingestion is
-younger than ``REGISTRY_PIPELINE_MAX_QUEUE_AGE_SECONDS``; otherwise 503, saying which. It
-needs no key and shows figures only: how many workers, how old the oldest queued ingestion.
-``/healthz`` stays the web's own liveness (config.health).
+younger than ``REGISTRY_PIPELINE_MAX_QUEUE_AGE_SECONDS``; otherwise 503. Anyone is told only
+that (``{"status": "ok"}`` or ``"unavailable"``), from a verdict at most
+``REGISTRY_HEALTH_VERDICT_SECONDS`` old, so the open URL costs the database one statement
+per process every few seconds however often it is asked, and tells no one the queue's
+depth. With ``REGISTRY_METRICS_TOKEN`` (as /metrics) it answers with every check and figure,
+freshly taken. ``/healthz`` stays the web's own liveness (config.health).
 """
 
 from __future__ import annotations
 
+import hmac
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -89,8 +94,39 @@ def pipeline_checks() -> tuple[bool, dict[str, Any]]:
     return healthy, body
 
 
+def authorised(request: HttpRequest) -> bool:
+    """Whether the request bears ``REGISTRY_METRICS_TOKEN``: /metrics, and the details here."""
+    token = settings.REGISTRY_METRICS_TOKEN
+    if not token:
+        return False
+    given = request.headers.get("Authorization", "")
+    return hmac.compare_digest(given.encode(), f"Bearer {token}".encode())
+
+
+class _PublicVerdict:
+    """The last public verdict in this process, and when it was taken."""
+
+    def __init__(self) -> None:
+        self.healthy: bool | None = None
+        self.taken_at = 0.0
+
+    def current(self) -> bool:
+        age = time.monotonic() - self.taken_at
+        if self.healthy is None or age >= settings.REGISTRY_HEALTH_VERDICT_SECONDS:
+            self.healthy, _ = pipeline_checks()
+            self.taken_at = time.monotonic()
+        return self.healthy
+
+
+public_verdict = _PublicVerdict()
+
+
 @never_cache
 @require_GET
 def healthz_pipeline(request: HttpRequest) -> JsonResponse:
-    healthy, body = pipeline_checks()
-    return JsonResponse(body, status=200 if healthy else 503)
+    if authorised(request):
+        healthy, body = pipeline_checks()
+        return JsonResponse(body, status=200 if healthy else 503)
+    healthy = public_verdict.current()
+    status = "ok" if healthy else "unavailable"
+    return JsonResponse({"status": status}, status=200 if healthy else 503)

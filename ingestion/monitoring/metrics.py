@@ -12,11 +12,9 @@ token, or with another, gets the same 404.
 
 from __future__ import annotations
 
-import hmac
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 
-from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
@@ -37,7 +35,7 @@ from ingestion.monitoring.aggregate import (
     aggregate,
 )
 from ingestion.monitoring.counters import RECORD_OUTCOMES, pipeline_counts_total
-from ingestion.monitoring.health import queue_state, worker_count
+from ingestion.monitoring.health import authorised, queue_state, worker_count
 from ingestion.monitoring.inflight import in_flight
 
 Histogram = dict[str, float]  # bucket index, "inf", "sum", "count" -> value
@@ -160,17 +158,9 @@ registry = CollectorRegistry(auto_describe=False)
 registry.register(RegistryCollector())
 
 
-def _authorised(request: HttpRequest) -> bool:
-    token = settings.REGISTRY_METRICS_TOKEN
-    if not token:
-        return False
-    given = request.headers.get("Authorization", "")
-    return hmac.compare_digest(given.encode(), f"Bearer {token}".encode())
-
-
 @never_cache
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
-    if not _authorised(request):
+    if not authorised(request):
         raise Http404
     return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)

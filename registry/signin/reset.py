@@ -27,6 +27,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from lib.client import client_address
+from registry.signin.mail import requester_of
 from registry.signin.services import password_reset_request
 from registry.signin.throttle import reset_request_refusal
 
@@ -54,11 +55,6 @@ def offered(view: View) -> View:
     return wrapper
 
 
-def site_origin(request: HttpRequest) -> str:
-    """Scheme and host of the site as the visitor reached it (HTTPS behind a trusted proxy)."""
-    return f"{request.scheme}://{request.get_host()}"
-
-
 @offered
 @never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -78,7 +74,8 @@ def password_reset(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         context = {"form": form}
         return render(request, "registration/password_reset_form.html", context, status=400)
-    password_reset_request(email=form.cleaned_data["email"], origin=site_origin(request))
+    requester = requester_of(client_address(request))
+    password_reset_request(email=form.cleaned_data["email"], requester=requester)
     return redirect("password_reset_done")
 
 

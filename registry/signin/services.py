@@ -12,8 +12,9 @@ from django.contrib.auth import get_user_model
 from registry.signin.tasks import send_password_reset
 
 
-def password_reset_request(*, email: str, origin: str) -> None:
-    """Publish the mail task for every active account with ``email`` (possibly none)."""
+def password_reset_request(*, email: str, requester: str) -> None:
+    """Publish the mail task for every active account with ``email`` (possibly none);
+    ``requester`` is a keyed hash of the asking client's address (mail.requester_of)."""
     accounts = get_user_model().objects.filter(email__iexact=email.strip(), is_active=True)
     user_ids = list(accounts.order_by("pk").values_list("pk", flat=True))
-    send_password_reset.delay(user_ids=user_ids, origin=origin)
+    send_password_reset.delay(user_ids=user_ids, requester=requester)

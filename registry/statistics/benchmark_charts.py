@@ -269,22 +269,27 @@ def any_not_shown(compared: dict[str, Any]) -> bool:
     return any("suppressed" in side for side in sides)
 
 
-def compared_years_text(years: dict[str, Any]) -> str:
-    """Which birth years the comparisons cover, and which they leave out, in words."""
+def compared_years_text(years: dict[str, Any], withheld: str | None = None) -> str:
+    """Which birth years the registry's side covers, and which it leaves out, in words.
+
+    The practice's own figures always cover the whole range; only the registry's side of a
+    comparison may cover fewer years, so the text stands beside the comparison.
+    """
+    if withheld:
+        return f"Your figures only: {withheld[0].lower()}{withheld[1:]}"
     included, left_out = years["included"], years["left_out"]
     if included:
-        text = f"Compared with the registry over birth years {_spans(included)}"
+        text = f"The registry's figures cover birth years {_spans(included)}"
     else:
-        text = "Compared with the registry over births without a known birth year"
+        text = "The registry's figures cover births without a known birth year"
     if not (left_out or years["unknown_year_left_out"]):
         return text + "."
     parts = [_spans(left_out)] if left_out else []
     if years["unknown_year_left_out"]:
         parts.append("births without a known birth year")
     return (
-        f"{text}. Left out: {' and '.join(parts)}, where other practices have too few births "
-        "to show without revealing them; your figures beside the registry's cover the same "
-        "years."
+        f"{text}. Left out: {' and '.join(parts)}, where other practices have too few "
+        "births to show without revealing them; your own figures cover every year of the range."
     )
 
 

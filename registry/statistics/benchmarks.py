@@ -1,13 +1,21 @@
 """Attendant-type benchmarks: a practice's figures beside the registry's, and what may be shown.
 
 Pure rules over counts (no database): the selector hands in, per group (``all`` or a role)
-and birth year, the viewer's own counts, the other practices' total, and how many other
-practices contribute to each count (:class:`Cell`).
+and birth year, the counts of the practice in view, those of the viewer's other practices,
+the total of every other practice, and how many of those contribute to each count
+(:class:`Cell`).
 
-What a viewer may see (docs/decisions.md, "Review and statistics"): a registry figure only when
-at least three practices other than the viewer's contribute to it, and never when the other
-practices' part of its numerator or denominator is between 1 and 9. The viewer knows its
-own counts, so every registry figure it sees tells it the other practices' part exactly;
+*Other* practices are those the viewer is a member of none of: a person who belongs to two
+practices knows both practices' counts, so a figure's thresholds must hold for what is left
+once all of them are taken out, or subtracting one page's figure from another's would tell
+them a part the rules hide (docs/decisions.md, "Suppression against differencing"). A
+sandbox, whose records never count in the registry, is shown no comparison at all
+(``withheld``).
+
+What a viewer may see: a registry figure only when at least three other practices contribute
+to it, and never when the other practices' part of its numerator or denominator is between 1
+and 9. The viewer knows its own counts, so every registry figure it sees tells it the other
+practices' part exactly;
 and it may ask for any range of birth years, so two figures over ranges that differ by one
 year would tell it that year's part by subtraction. Hence the rule per birth year:
 
@@ -86,6 +94,10 @@ class Cell:
     own: Mapping[str, int] = field(default_factory=dict)
     others: Mapping[str, int] = field(default_factory=dict)
     contributors: Mapping[str, int] = field(default_factory=dict)  # other practices, count > 0
+    # The viewer's other practices that count in the registry: part of the registry's figure,
+    # never of what its thresholds are tested on (the viewer knows them).
+    fellows: Mapping[str, int] = field(default_factory=dict)
+    practices: Mapping[str, int] | None = None  # every practice with count > 0, when known
 
 
 EMPTY = Cell()
@@ -122,21 +134,30 @@ def benchmarks(
     contributors: Mapping[tuple[str, str], int],
     roles: Iterable[str],
     figures: Iterable[Figure] = FIGURES,
+    own_years: Iterable[int] | None = None,
+    practices: Mapping[tuple[str, str], int] | None = None,
+    withheld: str | None = None,
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """``benchmarks.<role>.<figure>``: the practice's figure and the registry's (or why not).
 
-    ``years`` are the birth-year cells of the range asked for; ``contributors`` the number
-    of other practices with a non-zero (group, count) over the whole range. ``figures``:
-    the attendant-type benchmarks by default; the data-quality figures
+    ``years`` are the birth-year cells the registry's side covers; ``contributors`` the
+    number of other practices with a non-zero (group, count) over them. The practice's side
+    covers ``own_years`` (by default ``years``): a practice always sees all of its own
+    figures, only the comparison is restricted. ``practices``: how many practices, the
+    viewer's included, contribute to each (group, count), shown beside the registry's figure.
+    ``withheld``: why no registry figure is shown at all (a sandbox). ``figures``: the
+    attendant-type benchmarks by default; the data-quality figures
     (:mod:`registry.statistics.quality`) go through the same rules.
     """
     years = sorted(set(years))
+    own = years if own_years is None else sorted(set(own_years))
     figures = list(figures)
+    scope = _Scope(contributors, practices, withheld)
     return {
         role: {
             figure.name: {
-                "practice": _practice_side(cells, years, figure, role),
-                "registry": _registry_side(cells, years, figure, role, contributors),
+                "practice": _practice_side(cells, own, figure, role),
+                "registry": _registry_side(cells, years, figure, role, scope),
             }
             for figure in figures
         }
@@ -145,7 +166,7 @@ def benchmarks(
 
 
 def trend(
-    *, cells: Cells, years: Iterable[int], roles: Iterable[str]
+    *, cells: Cells, years: Iterable[int], roles: Iterable[str], withheld: str | None = None
 ) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """``trend.<role>.<figure>``: per known birth year, the practice beside the registry."""
     known = sorted(set(years) - {UNKNOWN_YEAR})
@@ -160,11 +181,7 @@ def trend(
                     "year": year,
                     "practice": _practice_side(cells, [year], figure, role),
                     "registry": _registry_side(
-                        cells,
-                        [year],
-                        figure,
-                        role,
-                        {base: cells.get((base[0], year), EMPTY).contributors.get(base[1], 0)},
+                        cells, [year], figure, role, _year_scope(cells, year, base, withheld)
                     ),
                 }
                 for year in known
@@ -173,6 +190,25 @@ def trend(
 
 
 # --- The two sides ------------------------------------------------------------------------------
+
+REGISTRY_SIDES = ("own", "fellows", "others")  # whose counts make up the registry's figure
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What the registry's side of a figure is tested on and shown with."""
+
+    contributors: Mapping[tuple[str, str], int]
+    practices: Mapping[tuple[str, str], int] | None = None
+    withheld: str | None = None
+
+
+def _year_scope(cells: Cells, year: int, base: tuple[str, str], withheld: str | None) -> _Scope:
+    """The scope of one birth year's cell (the trend): its own contributors and practices."""
+    group, count = base
+    cell = cells.get((group, year), EMPTY)
+    practices = None if cell.practices is None else {base: cell.practices.get(count, 0)}
+    return _Scope({base: cell.contributors.get(count, 0)}, practices, withheld)
 
 
 def _sum(cells: Cells, years: Iterable[int], series: tuple[str, str], side: str) -> int:
@@ -199,19 +235,21 @@ def _registry_side(
     years: list[int],
     figure: Figure,
     role: str,
-    contributors: Mapping[tuple[str, str], int],
+    scope: _Scope,
 ) -> dict[str, Any]:
-    reason = suppression(cells, years, figure, role, contributors)
+    reason = scope.withheld or suppression(cells, years, figure, role, scope.contributors)
     if reason:
         return {"suppressed": reason}
     numerator, denominator = figure.series(role)
-    own_base = _sum(cells, years, figure.base(role), "own")
     shown = _rate(
-        sum(_sum(cells, years, numerator, side) for side in ("own", "others")),
-        sum(_sum(cells, years, denominator, side) for side in ("own", "others")),
+        sum(_sum(cells, years, numerator, side) for side in REGISTRY_SIDES),
+        sum(_sum(cells, years, denominator, side) for side in REGISTRY_SIDES),
     )
-    practices = contributors.get(figure.base(role), 0) + (1 if own_base else 0)
-    return {**shown, "practices": practices}
+    base = figure.base(role)
+    if scope.practices is not None:
+        return {**shown, "practices": scope.practices.get(base, 0)}
+    own_base = _sum(cells, years, base, "own")
+    return {**shown, "practices": scope.contributors.get(base, 0) + (1 if own_base else 0)}
 
 
 def suppression(

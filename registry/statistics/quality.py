@@ -93,14 +93,20 @@ DEFINITIONS: dict[str, tuple[str, str]] = {
 
 
 def data_quality(
-    *, cells: Cells, years: Iterable[int], contributors: Mapping[tuple[str, str], int]
+    *,
+    cells: Cells,
+    years: Iterable[int],
+    contributors: Mapping[tuple[str, str], int],
+    **scope: Any,
 ) -> dict[str, Any]:
     """``data_quality``: each figure's practice side beside the registry's (or why not).
 
     ``completeness`` and ``timeliness`` hold a figure per key; ``plausibility`` is a figure.
+    ``scope``: the rest of :func:`registry.statistics.benchmarks.benchmarks`'s arguments
+    (the practice's own years, the practices counted, a comparison withheld).
     """
     compared = benchmarks(
-        cells=cells, years=years, contributors=contributors, roles=[ALL], figures=FIGURES
+        cells=cells, years=years, contributors=contributors, roles=[ALL], figures=FIGURES, **scope
     )[ALL]
     shaped: dict[str, Any] = {
         section.key: {figure.name: compared[figure.name] for figure in section.figures}

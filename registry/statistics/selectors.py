@@ -6,6 +6,7 @@ records themselves, so a page costs the same at a thousand records as at a milli
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,36 +150,61 @@ def _in_scope(name: str) -> Q:
     return Q(group=ALL) if name in _ALL_ONLY else Q()
 
 
+# Why a sandbox is shown no comparison: its records never count in the registry, so every
+# registry figure it could see would be the live practices' alone, outside the rules that keep
+# them apart (docs/decisions.md, "Suppression against differencing").
+SANDBOX_WITHHELD = (
+    "Comparisons with the registry are for live practices; a sandbox's records never count "
+    "in the registry."
+)
+
+
 def benchmarks_for_practice(
-    *, practice: Practice, year_from: int | None = None, year_to: int | None = None
+    *,
+    practice: Practice,
+    members_of: Collection[int] = (),
+    year_from: int | None = None,
+    year_to: int | None = None,
 ) -> dict[str, Any]:
     """``compared_years``, ``headline``, ``benchmarks``, ``trend`` and ``data_quality``.
 
-    The practice beside the whole registry. Two queries over the kept counts (a few rows
-    per practice, birth year and group): the cells of the range with the viewer's and the
-    other practices' counts, and how many other practices contribute over the years compared.
-    The comparisons cover the comparable years of the range
+    The practice beside the whole registry, as seen by a person who is a member of the
+    practices ``members_of`` (ids; the practice in view is always one of them). The
+    registry's thresholds are tested on the practices that person belongs to none of, so
+    nothing one of their pages hides can be worked out from another. Two queries over the
+    kept counts (a few rows per practice, birth year and group): the cells of the range, and
+    how many practices contribute over the years compared. The practice's own side covers
+    the whole range; the registry's side its comparable years
     (:func:`registry.statistics.benchmarks.comparable_years`), so one thin year never blanks
-    them; the trend shows every year of the range, each under its own rule. What may be shown
-    is decided by the pure rules of :mod:`registry.statistics.benchmarks`, for the
-    attendant-type benchmarks and the data-quality figures alike
-    (:mod:`registry.statistics.quality`).
+    the comparisons. A sandbox is shown its own figures and no comparison.
     """
+    members = {practice.pk, *members_of}
     rows = counts_beside_registry(practice=practice).filter(year_cells(year_from, year_to))
-    cells = _benchmark_cells(rows, practice)
-    compared, left_out = comparable_years(cells, {year for _, year in cells})
-    contributors = _contributors(rows.filter(birth_year__in=compared).exclude(practice=practice))
+    withheld = SANDBOX_WITHHELD if practice.sandbox else None
+    if withheld:
+        rows = rows.filter(practice=practice)
+    cells = _benchmark_cells(rows, practice, members)
+    years = {year for _, year in cells}
+    compared, left_out = comparable_years(cells, years)
+    contributors, practices = _contributors(rows.filter(birth_year__in=compared), members)
+    scope: dict[str, Any] = {"own_years": years, "practices": practices, "withheld": withheld}
     return {
         "compared_years": compared_years_shape(compared, left_out),
+        "comparison_withheld": withheld,
         "headline": benchmarks(
-            cells=cells, years=compared, contributors=contributors, roles=[ALL], figures=HEADLINE
+            cells=cells,
+            years=compared,
+            contributors=contributors,
+            roles=[ALL],
+            figures=HEADLINE,
+            **scope,
         )[ALL],
         "benchmarks": benchmarks(
-            cells=cells, years=compared, contributors=contributors, roles=ATTENDANT_ROLES
+            cells=cells, years=compared, contributors=contributors, roles=ATTENDANT_ROLES, **scope
         ),
-        "trend": trend(cells=cells, years={year for _, year in cells}, roles=ATTENDANT_ROLES),
+        "trend": trend(cells=cells, years=years, roles=ATTENDANT_ROLES, withheld=withheld),
         "data_quality": quality.data_quality(
-            cells=cells, years=compared, contributors=contributors
+            cells=cells, years=compared, contributors=contributors, **scope
         ),
     }
 
@@ -213,17 +239,26 @@ def counts_beside_registry(*, practice: Practice) -> QuerySet[BirthCount]:
     return BirthCount.objects.filter(Q(practice=practice) | counted_in_registry())
 
 
-def _benchmark_cells(rows: QuerySet[BirthCount], practice: Practice) -> dict[tuple[str, int], Cell]:
-    own, others = Q(practice=practice), ~Q(practice=practice)
+def _benchmark_cells(
+    rows: QuerySet[BirthCount], practice: Practice, members: set[int]
+) -> dict[tuple[str, int], Cell]:
+    """Per (group, birth year): the counts of the practice in view, of the viewer's other
+    practices, and of every other practice, with how many of those and of all contribute."""
+    sides = {
+        "own": Q(practice=practice),
+        "fellows": Q(practice__in=members - {practice.pk}),
+        "others": ~Q(practice__in=members),
+    }
     sums: dict[str, Any] = {}
     for name in BENCHMARK_COUNTS:
-        scope = _in_scope(name)
-        sums[f"own__{name}"] = Sum(name, filter=own & scope, default=0)
-        sums[f"others__{name}"] = Sum(name, filter=others & scope, default=0)
-        sums[f"contributors__{name}"] = Count("id", filter=others & scope & Q(**{f"{name}__gt": 0}))
+        scope, counted = _in_scope(name), Q(**{f"{name}__gt": 0})
+        for side, whose in sides.items():
+            sums[f"{side}__{name}"] = Sum(name, filter=whose & scope, default=0)
+        sums[f"contributors__{name}"] = Count("id", filter=sides["others"] & scope & counted)
+        sums[f"practices__{name}"] = Count("id", filter=scope & counted)
     cells = {}
     for row in rows.values("group", "birth_year").annotate(**sums):
-        parts: dict[str, dict[str, int]] = {"own": {}, "others": {}, "contributors": {}}
+        parts: dict[str, dict[str, int]] = {s: {} for s in [*sides, "contributors", "practices"]}
         values: dict[str, Any] = dict(row)
         for key, value in values.items():
             side, _, name = key.partition("__")
@@ -233,14 +268,22 @@ def _benchmark_cells(rows: QuerySet[BirthCount], practice: Practice) -> dict[tup
     return cells
 
 
-def _contributors(rows: QuerySet[BirthCount]) -> dict[tuple[str, str], int]:
-    """(group, count) -> how many of these practices have a non-zero count in the range."""
-    counts = {
-        name: Count("practice", distinct=True, filter=_in_scope(name) & Q(**{f"{name}__gt": 0}))
-        for name in BENCHMARK_COUNTS
-    }
-    result: dict[tuple[str, str], int] = {}
+def _contributors(
+    rows: QuerySet[BirthCount], members: set[int]
+) -> tuple[dict[tuple[str, str], int], dict[tuple[str, str], int]]:
+    """(group, count) -> how many practices other than ``members`` have a non-zero count in
+    these rows, and how many practices of all."""
+    others = ~Q(practice__in=members)
+    counts: dict[str, Any] = {}
+    for name in BENCHMARK_COUNTS:
+        counted = _in_scope(name) & Q(**{f"{name}__gt": 0})
+        counts[f"others__{name}"] = Count("practice", distinct=True, filter=others & counted)
+        counts[f"all__{name}"] = Count("practice", distinct=True, filter=counted)
+    contributors: dict[tuple[str, str], int] = {}
+    practices: dict[tuple[str, str], int] = {}
     for row in rows.values("group").annotate(**counts):
         values: dict[str, Any] = dict(row)
-        result |= {(values["group"], name): values[name] for name in BENCHMARK_COUNTS}
-    return result
+        for name in BENCHMARK_COUNTS:
+            contributors[(values["group"], name)] = values[f"others__{name}"]
+            practices[(values["group"], name)] = values[f"all__{name}"]
+    return contributors, practices

@@ -26,7 +26,9 @@ from registry.settings_area import (
     PracticeNotChosen,
     current_membership,
     member_view,
+    memberships_of,
     settings_context,
+    signed_in_user,
 )
 from registry.statistics.benchmark_charts import (
     any_not_shown,
@@ -81,12 +83,15 @@ def statistics_page(request: HttpRequest, membership: Membership) -> HttpRespons
     if not form.is_valid():
         return render(request, "settings/statistics.html", context, status=400)
     stats = stats_for_practice(practice=membership.practice, **form.years())
-    compared = benchmarks_for_practice(practice=membership.practice, **form.years())
+    compared = _compared(request, membership, form)
     query = _query(membership, form)
     context |= {
         "headline_figures": headline_figures(compared),
-        "compared_years": compared_years_text(compared["compared_years"]),
-        "any_not_shown": any_not_shown(compared),
+        "compared_years": compared_years_text(
+            compared["compared_years"], compared["comparison_withheld"]
+        ),
+        # A sandbox's page says why it has no comparison at all (compared_years), not this.
+        "any_not_shown": any_not_shown(compared) and not compared["comparison_withheld"],
         "benchmark_charts": benchmark_charts(compared),
         "trend_charts": trend_charts(compared),
         "quality_charts": data_quality_charts(compared["data_quality"]),
@@ -102,6 +107,15 @@ def statistics_page(request: HttpRequest, membership: Membership) -> HttpRespons
         "queue_url": _queue_url(request, membership),
     }
     return render(request, "settings/statistics.html", context)
+
+
+def _compared(request: HttpRequest, membership: Membership, form: YearRangeForm) -> dict[str, Any]:
+    """The practice beside the registry, as the signed-in person may see it: the thresholds
+    hold for the practices they belong to none of (docs/decisions.md)."""
+    members_of = memberships_of(signed_in_user(request)).values_list("practice_id", flat=True)
+    return benchmarks_for_practice(
+        practice=membership.practice, members_of=list(members_of), **form.years()
+    )
 
 
 def _queue_url(request: HttpRequest, membership: Membership) -> str | None:
@@ -150,7 +164,7 @@ def statistics_json(request: HttpRequest, membership: Membership) -> HttpRespons
     if not form.is_valid():
         return _json_error(400, "Invalid year range.", errors=form.errors.get_json_data())
     stats = stats_for_practice(practice=membership.practice, **form.years())
-    stats |= benchmarks_for_practice(practice=membership.practice, **form.years())
+    stats |= _compared(request, membership, form)
     return JsonResponse(stats, json_dumps_params={"indent": 2})
 
 
@@ -172,7 +186,7 @@ def statistics_csv(request: HttpRequest, membership: Membership) -> HttpResponse
     for group, figures in [("all", stats), *stats["by_attendant_role"].items()]:
         for row in _csv_rows(figures):
             writer.writerow([*head, group, *row, "practice", "", "", "", ""])
-    compared = benchmarks_for_practice(practice=membership.practice, **form.years())
+    compared = _compared(request, membership, form)
     for row in benchmark_csv_rows(compared) + data_quality_csv_rows(compared):
         writer.writerow([*head, *row])
     return response

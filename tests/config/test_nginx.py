@@ -114,6 +114,8 @@ def render_site(*, upstream: str, http_port: int, https_port: int, cert: Path, k
         text = text.replace(placeholder, value)
     unknown = re.findall(r"@[A-Z_]+@", re.sub(r"#.*", "", text))
     assert not unknown, f"placeholders the test does not fill: {unknown}"
+    access_log = str(cert.parent / "registry.access.log")
+    text = text.replace("/var/log/nginx/registry.access.log", access_log)
     text = replace_once(text, "listen 80;", f"listen 127.0.0.1:{http_port};")
     text = replace_once(text, "listen 443 ssl;", f"listen 127.0.0.1:{https_port} ssl;")
     text = replace_once(text, "listen [::]:80;\n", "")
@@ -145,7 +147,13 @@ class Proxy:
     http_port: int
     upstream_port: int
     ca: Path
-    web_log: Path | None = None  # the output of the gunicorn behind it
+    web_log: Path | None = None  # gunicorn's output: its access log and Django's logs
+
+    def access_logs(self) -> str:
+        """What nginx's access logs hold: the site's own, and the default one of the test's
+        main configuration (where requests would go if the site logged nothing itself)."""
+        logs = [self.ca.parent / "registry.access.log", self.ca.parent / "access.log"]
+        return "".join(log.read_text() for log in logs if log.exists())
 
     @property
     def url(self) -> str:
@@ -461,6 +469,35 @@ def test_a_proxy_missing_from_the_trusted_list_is_noticed(tmp_path):
         noticed = [line for line in web.output().splitlines() if "X-Forwarded-For" in line]
     assert len(noticed) == 1, noticed
     assert CLIENT_A not in noticed[0] and "127.0.0.1" not in noticed[0]
+
+
+# A reset link's uid and token, and what a client may put in a path under the FHIR base.
+TOKEN = "c3po42-8f1d2a6b9e0c4d7f1a2b3c4d5e6f7a8b"
+SECRETS = ["pat-mk-77aa1", "chart-4711", TOKEN, "Mjc"]
+PATHS = [
+    f"/accounts/reset/Mjc/{TOKEN}/",
+    "/api/registry/fhir/Patient/pat-mk-77aa1",
+    "/api/registry/fhir/Bundle/chart-4711",
+    "/api/registry/fhir/pat-mk-77aa1/_history",
+]
+
+
+def test_no_id_or_token_in_a_path_reaches_an_access_or_request_log(proxy):
+    with proxy.client(CLIENT_A) as client:
+        for path in PATHS:
+            assert client.get(path).status_code < 500
+        assert client.get("/healthz?after=paths").status_code == 200
+    web_log = proxy.web_log
+    assert web_log is not None
+    wait_for(lambda: "/healthz" in proxy.access_logs(), timeout=30)
+    wait_for(lambda: "/healthz" in web_log.read_text(), timeout=30)
+    logs = {"nginx": proxy.access_logs(), "gunicorn and Django": web_log.read_text()}
+    for name, text in logs.items():
+        for secret in SECRETS:
+            assert secret not in text, (name, secret)
+        assert "/api/registry/fhir/Bundle/:id" in text, name
+        assert "/accounts/reset/:id/" in text, name
+        assert "after=paths" not in text, name
 
 
 def test_the_operations_guide_fills_every_placeholder():

@@ -8,8 +8,10 @@ name with the compressed copy the client accepts and a year's Cache-Control.
 from __future__ import annotations
 
 import gzip
+import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import brotli
 import httpx
@@ -101,3 +103,19 @@ def test_the_api_docs_travel_compressed(served):
     sent = sum(len(fetch(base + asset, "br")[1]) for asset in assets)
     print(f"/docs/ assets: {plain} bytes as files, {sent} bytes sent with brotli")
     assert plain > 2_000_000 and sent < 600_000
+
+
+def test_a_static_html_file_carries_the_sites_security_headers(served):
+    from django.conf import settings
+
+    url, _ = served
+    manifest = json.loads((Path(settings.STATIC_ROOT) / "staticfiles.json").read_text())
+    html = [name for name in manifest["paths"].values() if name.endswith(".html")]
+    assert html, "Swagger UI's oauth2-redirect.html is among the static files"
+    answer = httpx.get(f"{url}/static/{html[0]}", timeout=30)
+    assert answer.status_code == 200
+    policy = Client().get("/accounts/login/")["Content-Security-Policy"]
+    directives = set(answer.headers["content-security-policy"].split("; "))
+    assert directives == set(policy.split("; "))  # the same policy, in any order
+    assert answer.headers["x-frame-options"] == "DENY"
+    assert answer.headers["x-content-type-options"] == "nosniff"

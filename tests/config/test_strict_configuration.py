@@ -324,3 +324,23 @@ def test_generate_secrets_creates_dot_env_private(tmp_path):
 def test_the_monitoring_settings_are_checked_at_start(variable, value, words):
     result = run(MANAGE, production_environment(**{variable: value}))
     assert_one_line_refusal(result, words)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        (
+            {"REGISTRY_PUBLIC_URL": "registry.example.org"},
+            ["REGISTRY_PUBLIC_URL", "'registry.example.org'", "an origin such as https://"],
+        ),
+        ({"REGISTRY_RESET_REQUESTER_RATE": "3 an hour"}, ["REGISTRY_RESET_REQUESTER_RATE"]),
+        (
+            {"EMAIL_URL": "smtp://127.0.0.1:25", "ALLOWED_HOSTS": ".example.org"},
+            ["REGISTRY_PUBLIC_URL", "first ALLOWED_HOSTS entry is a pattern"],
+        ),
+    ],
+    ids=["public url not an origin", "requester rate", "no site to name in a link"],
+)
+def test_the_reset_mail_settings_are_checked_at_start(overrides, words):
+    result = run(MANAGE, production_environment(**overrides))
+    assert_one_line_refusal(result, words)

@@ -143,7 +143,8 @@ def test_one_thin_year_from_another_practice_leaves_the_default_view_its_figures
         assert "suppressed" not in figure["registry"], name
     preterm = result["headline"]["preterm"]
     assert (preterm["registry"]["numerator"], preterm["registry"]["denominator"]) == (13, 33)
-    assert (preterm["practice"]["numerator"], preterm["practice"]["denominator"]) == (1, 1)
+    # The practice's own side covers every year of the range, 2023 included (issue 32).
+    assert (preterm["practice"]["numerator"], preterm["practice"]["denominator"]) == (1, 2)
     assert result["benchmarks"]["midwife"]["births"]["registry"]["numerator"] == 33
 
 
@@ -283,3 +284,28 @@ def test_the_json_and_csv_say_which_years_they_compare(st_mary, staff):
     assert (headline["denominator"], headline["practices"]) == ("21", "5")
     page = client.get("/settings/statistics/").content.decode()
     assert "Left out: 2023" in page
+
+
+def test_a_practice_sees_all_of_its_own_figures_when_the_comparison_leaves_a_year_out(
+    st_mary, staff
+):
+    from tests.registry.conftest import signed_in
+
+    others(4, births=5, year=2024)
+    birth(PracticeFactory(), birth_year=2023, attended_by=(MIDWIFE,))  # a late registration
+    risky(st_mary, year=2023)
+    risky(st_mary, year=2024)
+    birth(st_mary, birth_year=2024, attended_by=(MIDWIFE,))
+    client = signed_in(staff)
+    data = client.get("/settings/statistics.json").json()
+    assert data["compared_years"]["left_out"] == [2023]
+    for name, sides in data["headline"].items():
+        own = sides["practice"]
+        assert (own["numerator"], own["denominator"]) == tuple(data[name].values()), name
+    assert data["preterm"] == {"numerator": 2, "denominator": 3}
+    plausibility = data["data_quality"]["plausibility"]["practice"]
+    assert plausibility["denominator"] == data["births"] == 3
+    weight = data["data_quality"]["completeness"]["birth_weight"]["practice"]
+    assert (weight["numerator"], weight["denominator"]) == (3, 3)
+    page = client.get("/settings/statistics/").content.decode()
+    assert "2 of 3" in page and "figures cover birth years 2024" in page

@@ -35,6 +35,7 @@ def mail(settings):
     settings.REGISTRY_PASSWORD_RESET = True
     settings.CELERY_TASK_ALWAYS_EAGER = True
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    settings.REGISTRY_PUBLIC_URL = "http://testserver"
 
 
 @pytest.fixture
@@ -131,7 +132,7 @@ def test_a_link_older_than_an_hour_no_longer_works(sam, mail, settings):
     generator = default_token_generator
     an_hour_ago = generator._num_seconds(generator._now()) - 3601
     token = generator._make_token_with_timestamp(sam, an_hour_ago, generator.secret)
-    link = password_reset_link(user_id=sam.pk, token=token, origin="http://testserver")
+    link = password_reset_link(user_id=sam.pk, token=token)
     response = set_password(link)
     assert response.status_code == 200 and "Link not valid" in response.content.decode()
 
@@ -196,12 +197,14 @@ def test_the_page_publishes_ids_never_the_address_or_the_link(sam, settings):
     bodies = [base64.b64decode(m["body"]).decode() for m in messages]
     assert all(json.loads(body)[0] == [] for body in bodies)  # keyword arguments only
     args = sorted((json.loads(body)[1] for body in bodies), key=lambda kw: kw["user_ids"])
-    assert args == [
-        {"user_ids": [], "origin": "http://testserver"},
-        {"user_ids": [sam.pk], "origin": "http://testserver"},
+    # The ids, and who asked as a keyed hash of their address (their own reset budget).
+    assert [(kw["user_ids"], sorted(kw)) for kw in args] == [
+        ([], ["requester", "user_ids"]),
+        ([sam.pk], ["requester", "user_ids"]),
     ]
+    assert args[0]["requester"] != args[1]["requester"]
     raw = json.dumps(messages)
-    assert "example.org" not in raw and "reset/" not in raw
+    assert "example.org" not in raw and "reset/" not in raw and "198.51.100" not in raw
 
 
 # -- The pages -----------------------------------------------------------------------------

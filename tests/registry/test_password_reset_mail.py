@@ -58,8 +58,8 @@ def accounts(db) -> dict[str, User]:
     }
 
 
-@pytest.fixture
-def stack(tmp_path, settings) -> Iterator[tuple[Inbox, Any]]:
+@contextmanager
+def mail_stack(tmp_path, settings, **worker_settings: str) -> Iterator[tuple[Inbox, Any]]:
     settings.REGISTRY_PASSWORD_RESET = True  # this process serves the pages
     with (
         smtp_server() as (inbox, port),
@@ -68,14 +68,28 @@ def stack(tmp_path, settings) -> Iterator[tuple[Inbox, Any]]:
             "mail",
             EMAIL_URL=f"smtp://127.0.0.1:{port}",
             DEFAULT_FROM_EMAIL="registry@example.org",
-            REGISTRY_RESET_ACCOUNT_RATE="2/h",
+            REGISTRY_PUBLIC_URL="http://testserver",
+            **worker_settings,
         ) as worker,
     ):
         yield inbox, worker
 
 
-def ask(address: str, email: str) -> int:
-    client = Client(REMOTE_ADDR=address)
+@pytest.fixture
+def stack(tmp_path, settings) -> Iterator[tuple[Inbox, Any]]:
+    with mail_stack(tmp_path, settings, REGISTRY_RESET_ACCOUNT_RATE="2/h") as stack:
+        yield stack
+
+
+@pytest.fixture
+def default_stack(tmp_path, settings) -> Iterator[tuple[Inbox, Any]]:
+    """The budgets as shipped: per account and requesting address, and the backstop."""
+    with mail_stack(tmp_path, settings) as stack:
+        yield stack
+
+
+def ask(address: str, email: str, **headers: str) -> int:
+    client = Client(REMOTE_ADDR=address, **headers)
     return client.post("/accounts/password_reset/", {"email": email}).status_code
 
 
@@ -114,3 +128,27 @@ def test_an_unknown_address_sends_nothing_and_an_account_gets_at_most_its_share(
     log = worker.output()
     assert "not sent: too many this hour" in log
     assert "example.org" not in log  # ids only, never an address
+
+
+def test_a_stranger_cannot_spend_the_owners_reset_mails(accounts, default_stack):
+    inbox, worker = default_stack
+    stranger, owner = "203.0.113.66", "198.51.100.7"
+    assert [ask(stranger, "sam@example.org") for _ in range(4)] == [302] * 4
+    assert ask(owner, "sam@example.org") == 302
+    assert ask("198.51.100.9", "rita@example.org") == 302  # last in the queue: a marker
+    wait_for(lambda: "rita@example.org" in inbox.recipients(), timeout=60)
+    # The stranger's budget for sam (3 an hour) is theirs alone: the owner's ask still sends.
+    assert inbox.recipients() == ["sam@example.org"] * 4 + ["rita@example.org"]
+    assert "not sent: too many this hour" in worker.output()
+
+
+def test_the_link_names_the_configured_site_whatever_host_the_request_gave(
+    accounts, stack, settings
+):
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "registry.test"]
+    inbox, _ = stack
+    assert ask("198.51.100.7", "sam@example.org", HTTP_HOST="registry.test:9999") == 302
+    message = wait_for(lambda: inbox.messages and inbox.messages[0], timeout=60)
+    body = message.get_content()
+    assert "9999" not in body and "registry.test" not in body
+    assert len(LINK.findall(body)) == 1

@@ -8,7 +8,11 @@ from django.core.management import CommandError, call_command
 from keys.models import SCOPES, KeyEvent
 from keys.services import key_mint
 from registry.models import Practice, Provider
-from registry.statistics.selectors import benchmarks_for_practice, stats_for_practice
+from registry.statistics.selectors import (
+    SANDBOX_WITHHELD,
+    benchmarks_for_practice,
+    stats_for_practice,
+)
 from tests.registry.conftest import signed_in
 from tests.registry.factories import PracticeFactory, birth
 
@@ -86,9 +90,10 @@ def test_a_sandboxs_births_count_in_no_other_practices_figures_nor_the_registrys
     assert everyones_figures(live) == before
     midwife = before[0][0]["benchmarks"]["midwife"]["births"]["registry"]
     assert (midwife["numerator"], midwife["practices"]) == (60, 5)
-    # The sandbox sees its own figures, beside the registry's (its own counted in, as for
-    # every practice's view; no other practice's view has them).
+    # The sandbox sees its own figures, and no comparison with the registry (docs/decisions.md,
+    # "Suppression against differencing").
     own = stats_for_practice(practice=sandbox)
     assert own["births"] == 30 and own["low_birth_weight"]["numerator"] == 30
     registry = benchmarks_for_practice(practice=sandbox)["benchmarks"]["midwife"]
-    assert registry["births"]["registry"]["practices"] == 6
+    assert registry["births"]["practice"]["numerator"] == 30
+    assert registry["births"]["registry"] == {"suppressed": SANDBOX_WITHHELD}

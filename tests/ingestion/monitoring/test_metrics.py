@@ -179,7 +179,7 @@ def test_without_redis_a_scrape_still_has_the_databases_figures(api, client, set
     assert value(samples, "registry_ingestion_queue_depth") == 1
     assert value(samples, "registry_ingestions_total", status="submitted") == 1
     assert math.isnan(value(samples, "registry_workers_alive"))  # unknown, not 0
-    pipeline = client.get("/healthz/pipeline")
+    pipeline = client.get("/healthz/pipeline", headers={"Authorization": f"Bearer {TOKEN}"})
     assert pipeline.status_code == 503
     assert pipeline.json()["checks"]["worker"] == "unknown"
 

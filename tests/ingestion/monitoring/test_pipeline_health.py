@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 from datetime import timedelta
 
 import pytest
-from django.test import override_settings
+from django.test import Client, override_settings
 from django.utils import timezone
 
 from ingestion.models import Ingestion
+from ingestion.monitoring import health
 from ingestion.monitoring.heartbeat import Heartbeat
 from tests.factories import course
 from tests.workers import celery_worker, wait_for
 
 URL = "/healthz/pipeline"
+TOKEN = secrets.token_urlsafe(32)
+
+
+@pytest.fixture
+def monitor(settings):
+    """A monitor with the metrics token: /healthz/pipeline tells it every check and figure."""
+    settings.REGISTRY_METRICS_TOKEN = TOKEN
+    return Client(HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
 
 
 def answer(client, status: int):
@@ -29,7 +39,8 @@ def answer(client, status: int):
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 @override_settings(REGISTRY_WORKER_HEARTBEAT_MAX_AGE_SECONDS=3)
-def test_a_stopped_worker_turns_the_pipeline_unhealthy_until_it_continues(client, tmp_path):
+def test_a_stopped_worker_turns_the_pipeline_unhealthy_until_it_continues(monitor, tmp_path):
+    client = monitor
     assert client.get(URL).json()["checks"]["worker"] == "silent"  # no worker yet
     with celery_worker(tmp_path, "beating", REGISTRY_WORKER_HEARTBEAT_SECONDS="0.5") as worker:
         healthy = wait_for(answer(client, 200), timeout=30, message="a heartbeat")
@@ -48,7 +59,8 @@ def test_a_stopped_worker_turns_the_pipeline_unhealthy_until_it_continues(client
 
 @pytest.mark.django_db
 @override_settings(REGISTRY_PIPELINE_MAX_QUEUE_AGE_SECONDS=120)
-def test_an_old_queued_ingestion_turns_the_pipeline_unhealthy(api, client):
+def test_an_old_queued_ingestion_turns_the_pipeline_unhealthy(api, monitor):
+    client = monitor
     Heartbeat("health-test@host").beat()
     assert client.get(URL).status_code == 200
     assert api.submit(course("Q-1")).status_code == 202
@@ -67,3 +79,24 @@ def test_an_old_queued_ingestion_turns_the_pipeline_unhealthy(api, client):
         "queued",
         "oldest_queued_seconds",
     }
+
+
+@pytest.mark.django_db
+@override_settings(
+    REGISTRY_PIPELINE_MAX_QUEUE_AGE_SECONDS=120, REGISTRY_HEALTH_VERDICT_SECONDS=3600
+)
+def test_anyone_is_told_only_ok_or_not_from_a_verdict_kept_a_few_seconds(api, monitor):
+    health.public_verdict.healthy = None  # this process's verdict, from an earlier test
+    Heartbeat("health-test@host").beat()
+    anyone = Client()
+    first = anyone.get(URL)
+    assert (first.status_code, first.json()) == (200, {"status": "ok"})
+    assert api.submit(course("Q-2")).status_code == 202
+    Ingestion.objects.update(queued_at=timezone.now() - timedelta(seconds=121))
+    # The monitor sees the queue behind at once; anyone else the kept verdict, and no figure.
+    assert monitor.get(URL).json()["checks"]["queue"] == "behind"
+    kept = anyone.get(URL)
+    assert (kept.status_code, kept.json()) == (200, {"status": "ok"})
+    health.public_verdict.healthy = None  # the verdict ages out
+    behind = anyone.get(URL)
+    assert (behind.status_code, behind.json()) == (503, {"status": "unavailable"})
