@@ -40,7 +40,7 @@ from keys.models import ApiKey, KeyEvent, token_prefix
 from keys.services import key_revoke
 from tests.factories import course
 from tests.ingestion.conftest import mint
-from tests.ingestion.test_ratelimit import forged
+from tests.ingestion.api.test_ratelimit import forged
 from tests.services import Stack, _wait_for_port, free_port
 from tests.workers import ROOT, wait_for, worker_environment
 

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from config import proxy
-from tests.ingestion.test_metrics import TOKEN, moved, scrape
+from tests.ingestion.monitoring.test_metrics import TOKEN, moved, scrape
 
 pytestmark = pytest.mark.django_db
 
