@@ -39,8 +39,8 @@ from cryptography.x509.oid import NameOID
 from keys.models import ApiKey, KeyEvent, token_prefix
 from keys.services import key_revoke
 from tests.factories import course
-from tests.ingestion.conftest import mint
 from tests.ingestion.api.test_ratelimit import forged
+from tests.ingestion.conftest import mint
 from tests.services import Stack, _wait_for_port, free_port
 from tests.workers import ROOT, wait_for, worker_environment
 
