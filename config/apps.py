@@ -1,3 +1,4 @@
+from django.apps import AppConfig
 from django.contrib.admin.apps import AdminConfig
 
 
@@ -5,3 +6,10 @@ class RegistryAdminConfig(AdminConfig):
     """django.contrib.admin with the registry's site (:mod:`config.admin_site`)."""
 
     default_site = "config.admin_site.RegistryAdminSite"
+
+
+class WiringConfig(AppConfig):
+    """``config`` itself, so that Django lists its commands (``generate_secrets``)."""
+
+    name = "config"
+    label = "registry_config"

@@ -133,6 +133,7 @@ INSTALLED_APPS = [
     "registry",
     "keys",
     "ingestion",
+    "config.apps.WiringConfig",  # its management commands (generate_secrets)
 ]
 
 MIDDLEWARE = [
