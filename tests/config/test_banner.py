@@ -23,7 +23,8 @@ def test_behind_the_proxy_the_banner_names_the_public_https_address():
 
 
 def test_a_host_list_without_the_loopback_names_the_host_it_allows():
-    url = serving_url(port=8000, allowed_hosts=[".example.org", "registry.example.org"], https=False)
+    hosts = [".example.org", "registry.example.org"]
+    url = serving_url(port=8000, allowed_hosts=hosts, https=False)
     assert url.startswith("http://registry.example.org:8000/ ")
 
 
