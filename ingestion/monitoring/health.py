@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET
 from config.celery import app as celery_app
 from ingestion.models import Ingestion
 from ingestion.monitoring.heartbeat import workers_alive
+from ingestion.monitoring.probe_log import noted
 
 log = logging.getLogger(__name__)
 
@@ -82,4 +83,4 @@ def pipeline_checks() -> tuple[bool, dict[str, Any]]:
 @require_GET
 def healthz_pipeline(request: HttpRequest) -> JsonResponse:
     healthy, body = pipeline_checks()
-    return JsonResponse(body, status=200 if healthy else 503)
+    return noted(JsonResponse(body, status=200 if healthy else 503), body)

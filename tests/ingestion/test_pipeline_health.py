@@ -67,3 +67,13 @@ def test_an_old_queued_ingestion_turns_the_pipeline_unhealthy(api, client):
         "queued",
         "oldest_queued_seconds",
     }
+
+
+@pytest.mark.django_db
+def test_a_probe_while_no_worker_runs_logs_one_info_line_and_no_error(client, caplog):
+    with caplog.at_level("INFO"):
+        assert client.get(URL).status_code == 503  # no worker: the state the docs expect
+    loud = [r for r in caplog.records if r.levelno >= 30]
+    assert not loud, [r.getMessage() for r in loud]
+    noted = [r.getMessage() for r in caplog.records if "healthz/pipeline" in r.getMessage()]
+    assert noted == ["healthz/pipeline: unavailable (worker: silent, queue: ok)"]
