@@ -129,8 +129,8 @@ def _entries(ingestion: Ingestion, side: Side, extra: list[Any] | None = None) -
             yield b"".join(piece)
             piece, size = [], 0
     for entry in extra or []:
-        text = jsonb_text(entry).encode()  # in the same form as the stored entries
-        piece.append(text if first else b", " + text)
+        written = jsonb_text(entry).encode()  # in the same form as the stored entries
+        piece.append(written if first else b", " + written)
         first = False
     if piece:
         yield b"".join(piece)
