@@ -1,6 +1,7 @@
 """The admin site: the registry's review admin, with a way back to the settings area.
 
-It is Django's admin with the registry's names, a header that links to the settings area and
+It is Django's admin with the registry's names, a sign-in page in the site's words, a
+header that links to the settings area and
 the password page, and on its home page the review queue with its size ("Review queue (n)").
 """
 
@@ -8,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from lib.admin_lookups import shown_lookups_only
@@ -35,6 +37,13 @@ class RegistryAdminSite(admin.AdminSite):
         return super().each_context(request) | {
             "can_use_settings": may_use_settings(request.user),
         }
+
+    def login(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """The site's words ("Sign in") and, where mail is configured, the reset by mail."""
+        context = {"title": "Sign in", "password_reset_offered": settings.REGISTRY_PASSWORD_RESET}
+        return super().login(request, context | (extra_context or {}))
 
     def index(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None

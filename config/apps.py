@@ -10,7 +10,8 @@ class RegistryAdminConfig(AdminConfig):
 
 
 class SiteConfig(AppConfig):
-    """The wiring itself, as an app only to register its deploy checks at start-up."""
+    """``config`` itself, as an app: Django lists its commands (``generate_secrets``) and it
+    registers its deploy checks at start-up."""
 
     name = "config"
     label = "site"

@@ -59,9 +59,14 @@ def post_worker_init(worker: Any) -> None:
     """Print the next steps once the last worker of the first generation is up."""
     if os.environ.get("REGISTRY_BANNER") != "1" or worker.age != worker.cfg.workers:
         return
+    from config.banner import serving_url
+
+    url = serving_url(
+        port=settings.PORT, allowed_hosts=settings.ALLOWED_HOSTS, https=settings.REGISTRY_HTTPS
+    )
     print(
         f"""
-Birth registry is serving http://127.0.0.1:{settings.PORT}/  (API docs: /docs/, health: /healthz)
+Birth registry is serving {url}  (API docs: /docs/, health: /healthz)
 
 Next steps, in another terminal:
   .venv/bin/python manage.py createpractice st-mary --name "St Mary's"

@@ -18,7 +18,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from config.celery import app as celery_app
 from lib.breaker import Breaker, broker_breaker, cache_breaker
@@ -99,7 +99,7 @@ verdict = _Verdict()
 
 
 @never_cache
-@require_GET
+@require_safe  # GET, and HEAD for the probes that send it
 def healthz(request: HttpRequest) -> JsonResponse:
     checks = verdict.current()
     healthy = all(state == "ok" for state in checks.values())

@@ -65,14 +65,20 @@ def missing(name: str) -> ConfigurationError:
 
 # --- manage.py generate_secrets -----------------------------------------------------------------
 
-SECRET_NAMES = ("SECRET_KEY", "REGISTRY_FINGERPRINT_KEY", "REGISTRY_PAYLOAD_KEY")
-USAGE = """usage: manage.py generate_secrets [--write] [--env-file PATH]
-
-Fresh values for SECRET_KEY, REGISTRY_FINGERPRINT_KEY and REGISTRY_PAYLOAD_KEY, as .env lines.
-Without --write they are printed. With --write, those the .env file does not hold yet are
-appended to it (created with mode 0600); a secret already there is never replaced: changing
-REGISTRY_FINGERPRINT_KEY or REGISTRY_PAYLOAD_KEY would orphan the data made with it.
-"""
+# Every secret the service reads: the three it needs, and the token /metrics asks for (without
+# it /metrics is 404 and the alerts are blind, so a fresh machine gets one too).
+SECRET_NAMES = (
+    "SECRET_KEY",
+    "REGISTRY_FINGERPRINT_KEY",
+    "REGISTRY_PAYLOAD_KEY",
+    "REGISTRY_METRICS_TOKEN",
+)
+USAGE = "manage.py generate_secrets [-h] [--write] [--env-file PATH]"
+DESCRIPTION = """Fresh values for SECRET_KEY, REGISTRY_FINGERPRINT_KEY, REGISTRY_PAYLOAD_KEY and
+REGISTRY_METRICS_TOKEN, as .env lines. Without --write they are printed. With --write, those the
+.env file does not hold yet are appended to it (created with mode 0600); a secret already there
+is never replaced: changing REGISTRY_FINGERPRINT_KEY or REGISTRY_PAYLOAD_KEY would orphan the
+data made with it."""
 
 
 def generate_secrets(arguments: list[str], base_dir: Path) -> int:
@@ -81,9 +87,16 @@ def generate_secrets(arguments: list[str], base_dir: Path) -> int:
 
     from config.environment import env_file
 
-    parser = argparse.ArgumentParser(prog="manage.py generate_secrets", usage=USAGE)
-    parser.add_argument("--write", action="store_true")
-    parser.add_argument("--env-file", type=Path, default=None)
+    parser = argparse.ArgumentParser(
+        prog="manage.py generate_secrets",
+        usage=USAGE,
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--write", action="store_true", help="append to .env what it lacks")
+    parser.add_argument(
+        "--env-file", type=Path, default=None, metavar="PATH", help="the file (default: .env)"
+    )
     options = parser.parse_args(arguments)
     if not options.write:
         for name in SECRET_NAMES:

@@ -4,6 +4,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSplitView
 
 from config import errors, pages
+from config.favicon import favicon
 from config.health import healthz
 from ingestion.monitoring.health import healthz_pipeline
 from ingestion.monitoring.metrics import metrics
@@ -11,6 +12,7 @@ from registry import account
 
 urlpatterns = [
     path("", pages.home, name="home"),
+    path("favicon.ico", favicon, name="favicon"),
     path("healthz", healthz, name="healthz"),
     path("healthz/pipeline", healthz_pipeline, name="healthz-pipeline"),
     path("metrics", metrics, name="metrics"),

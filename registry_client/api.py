@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -75,9 +76,11 @@ class RegistryApi:
         *,
         http: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        verify: ssl.SSLContext | bool = True,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.http = http or httpx.Client(timeout=httpx.Timeout(60.0, connect=10.0))
+        timeout = httpx.Timeout(60.0, connect=10.0)
+        self.http = http or httpx.Client(timeout=timeout, verify=verify)
         self.headers = {"Authorization": f"Bearer {token}", "Accept": "application/fhir+json"}
         self.sleep = sleep
 

@@ -11,15 +11,20 @@ was rejected; 1 when a record was rejected, a Bundle was refused or an ingestion
 unreachable or refusing the key). With ``--validate`` nothing is submitted: each Bundle is
 checked with ``Bundle/$validate`` (:mod:`registry_client.validation`), and the exit status is
 1 when one would be rejected, has an error or is refused.
+
+The summary ends with a line for each file that was refused or failed, or had a record
+rejected or accepted with a warning, with the registry's reason (:mod:`registry_client.report`).
+``--ca-file`` trusts a private CA's certificate instead of the system's.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import ssl
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -28,6 +33,7 @@ from tqdm import tqdm
 from registry_client import receipts
 from registry_client.api import ApiError, Queued, RegistryApi
 from registry_client.inputs import InputError, Item, items_from
+from registry_client.report import Notes, Retractions
 from registry_client.validation import ValidationSummary, validate_all
 
 DEFAULT_URL = "http://127.0.0.1:8000/api/registry/fhir"
@@ -43,10 +49,13 @@ class Summary:
     accepted: int = 0
     rejected: int = 0
     flagged: int = 0
+    retractions: Retractions = field(default_factory=Retractions)
+    notes: Notes = field(default_factory=Notes)
 
     def add(self, record: receipts.Record) -> None:
         if record.refused is not None:
             self.refused += 1
+            self.notes.refused(record.source, record.refused)
             return
         receipt = record.receipt or {}
         if receipt.get("status") == "failed":
@@ -57,6 +66,9 @@ class Summary:
         self.rejected += int(receipt.get("rejected") or 0)
         accepted = (receipt.get("outcome") or {}).get("accepted") or []
         self.flagged += sum(1 for entry in accepted if entry.get("suspected_duplicate"))
+        for entry in accepted:
+            self.retractions.add(entry)
+        self.notes.receipt(record.source, receipt)
 
     @property
     def clean(self) -> bool:
@@ -68,7 +80,9 @@ class Summary:
             f"{self.refused} refused ({self.already_done} already done in an earlier run)",
             f"records: {self.accepted} accepted, {self.rejected} rejected, "
             f"{self.flagged} flagged for review",
+            self.retractions.line(),
             f"receipts: {folder}",
+            *self.notes.block(),
         ]
 
 
@@ -94,6 +108,13 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         default=Path("receipts"),
         help="folder for the receipt files (default ./receipts)",
     )
+    parser.add_argument(
+        "--ca-file",
+        type=Path,
+        default=None,
+        help="CA certificates (PEM) to trust instead of the system's, for a registry whose "
+        "certificate a private CA signed",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
         "--validate",
@@ -116,7 +137,12 @@ def main(
     except InputError as error:
         print(f"registry-submit: {error}", file=sys.stderr)
         return 2
-    api = api or RegistryApi(arguments.url, arguments.token)
+    if api is None:
+        try:
+            api = RegistryApi(arguments.url, arguments.token, verify=_trust(arguments.ca_file))
+        except OSError as error:  # an unreadable or malformed --ca-file
+            print(f"registry-submit: --ca-file: {error}", file=sys.stderr)
+            return 2
     try:
         if arguments.validate:
             summary: Summary | ValidationSummary = validate_all(
@@ -130,6 +156,12 @@ def main(
     for line in summary.lines(arguments.receipts):
         print(line, file=out)
     return 0 if summary.clean else 1
+
+
+def _trust(ca_file: Path | None) -> ssl.SSLContext | bool:
+    if ca_file is None:
+        return True  # the system's certificates (or SSL_CERT_FILE's, when set)
+    return ssl.create_default_context(cafile=str(ca_file))
 
 
 def run(items: list[Item], api: RegistryApi, folder: Path, *, progress: bool) -> Summary:

@@ -21,21 +21,24 @@ from tqdm import tqdm
 from registry_client.api import RegistryApi, Validated
 from registry_client.inputs import Item
 
-# What a preview issue's diagnostics begin with, and the summary's word for it.
+# What a preview issue's diagnostics begin with, and the summary's word for it: the first that
+# matches (a void finding nothing begins "would retract nothing", and retracts nothing).
 PREVIEWS = {
+    "would retract nothing": "retracting nothing",
     "would create": "created",
     "would amend": "amended",
     "would be flagged as a suspected duplicate": "flagged",
     "would be rejected": "rejected",
     "would retract": "retracted",
 }
+SUMMARY_WORDS = ("created", "amended", "flagged", "rejected", "retracted", "retracting nothing")
 
 
 @dataclass
 class ValidationSummary:
     bundles: int = 0
     refused: int = 0
-    would: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PREVIEWS.values(), 0))
+    would: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SUMMARY_WORDS, 0))
     errors: int = 0
     warnings: int = 0
 
@@ -43,9 +46,9 @@ class ValidationSummary:
         for issue in outcome.get("issue", []):
             severity, text = issue.get("severity"), str(issue.get("diagnostics", ""))
             if severity == "information":
-                for start, word in PREVIEWS.items():
-                    if text.startswith(start):
-                        self.would[word] += 1
+                word = next((w for start, w in PREVIEWS.items() if text.startswith(start)), None)
+                if word is not None:
+                    self.would[word] += 1
             elif severity in ("error", "fatal"):
                 self.errors += 1
             elif severity == "warning":

@@ -147,7 +147,7 @@ def _fresh_breakers_and_health() -> None:
 @pytest.fixture(autouse=True)
 def _singles_published_at_once(settings) -> None:
     """In this process a single's message is published at its commit, not a gathering window
-    later (ingestion/gathering.py): tests look in the broker right after a submission. The
+    later (ingestion/messaging/gathering.py): tests look in the broker right after a submission. The
     window has tests of its own (tests/ingestion/messaging/test_gathering.py); the web and worker
     processes that tests start keep the default."""
     settings.REGISTRY_SINGLES_GATHER_SECONDS = 0

@@ -19,16 +19,27 @@ INGESTION_ID = "StructureDefinition/ingestion-id"
 INGESTION_STATUS_URL = "StructureDefinition/ingestion-status-url"
 
 
-def accepted_outcome(*, base: str, ingestion_id: str, status_url: str) -> dict[str, Any]:
-    """The 202 OperationOutcome for an ingestion queued at ``status_url``."""
-    outcome = error_outcome(
-        "informational",
-        f"Accepted: ingestion {ingestion_id} is queued. Poll {status_url} until its status "
-        f"is completed or failed.",
-        severity="information",
-    )
+def accepted_outcome(
+    *, base: str, ingestion_id: str, status_url: str, status: str = "queued"
+) -> dict[str, Any]:
+    """The 202 OperationOutcome for an ingestion at ``status_url``, saying where it stands.
+
+    A retry with the same Idempotency-Key gets the original 202 again, possibly after the
+    ingestion finished: then it says so, rather than "queued".
+    """
+    text = _where_it_stands(ingestion_id, status_url, status)
+    outcome = error_outcome("informational", text, severity="information")
     outcome["issue"][0]["extension"] = [
         {"url": f"{base}/{INGESTION_ID}", "valueString": ingestion_id},
         {"url": f"{base}/{INGESTION_STATUS_URL}", "valueUrl": status_url},
     ]
     return outcome
+
+
+def _where_it_stands(ingestion_id: str, status_url: str, status: str) -> str:
+    if status in ("completed", "failed"):
+        return f"Accepted: ingestion {ingestion_id} is {status}. Its receipt is at {status_url}."
+    return (
+        f"Accepted: ingestion {ingestion_id} is {status}. Poll {status_url} until its status "
+        f"is completed or failed."
+    )

@@ -147,7 +147,12 @@ def _streamed_receipt(request: Request, ingestion: Ingestion) -> StreamingHttpRe
 
 def _accepted(request: Request, ingestion: Ingestion) -> Response:
     url = request.build_absolute_uri(reverse("ingestion-status", args=[ingestion.id]))
-    body = accepted_outcome(base=api_base(request), ingestion_id=str(ingestion.id), status_url=url)
+    body = accepted_outcome(
+        base=api_base(request),
+        ingestion_id=str(ingestion.id),
+        status_url=url,
+        status=ingestion.status,
+    )
     return Response(body, status=202, headers={"Content-Location": url})
 
 

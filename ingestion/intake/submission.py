@@ -71,11 +71,13 @@ class Submission:
 
     @property
     def entry_count(self) -> int:
-        return len(self.entries)
+        """The courses of care it holds, as the receipt counts them: a single-course Bundle is
+        one, however many resources its own entries hold; a batch, one per entry."""
+        return 1 if self.kind == "single" else len(self.entries)
 
     def chunks(self) -> Iterator[Chunk]:
         if self.kind == "single":
-            yield Chunk(0, 0, len(self.entries), bytes(self.body))
+            yield Chunk(0, 0, 1, bytes(self.body))
             return
         for seq, (first, count) in enumerate(self.bounds):
             pieces = [bytes(raw) for raw in self.entries[first : first + count]]

@@ -102,7 +102,7 @@ class Lifecycle:
         row = tracked.row
         stored, incoming = row.source_updated_at, course.source_updated_at
         if stored is not None and incoming is not None and incoming < stored:
-            self._reject_conflict(course, STALE_UPDATE)
+            self._reject_stale(course, stored=stored, incoming=incoming)
             return
         if self._would_duplicate_another(row, _keys(course)):
             self._reject_conflict(
@@ -232,6 +232,23 @@ class Lifecycle:
                 error_outcome("conflict", diagnostics, expression=course.reference),
             )
         )
+
+    def _reject_stale(self, course: CourseOfCare, *, stored: datetime, incoming: datetime) -> None:
+        """A stale update, with both stamps and what to do: a sender seeing only "stale" may
+        have re-used a chart number for another birth, or sent an old copy of this one."""
+        self._reject_conflict(course, STALE_UPDATE)
+        self.outcome.rejected[-1]["operation_outcome"]["issue"][0]["details"] = {
+            "text": stale_update_details(stored=stored, incoming=incoming)
+        }
+
+
+def stale_update_details(*, stored: datetime, incoming: datetime) -> str:
+    return (
+        f"The record on file for this chart number was last updated at {stored.isoformat()}; "
+        f"this Bundle's (its meta.lastUpdated, else its timestamp), {incoming.isoformat()}, is "
+        "earlier, so it was not applied. If it is a correction, send it with a later "
+        "meta.lastUpdated; if it is another birth, give it a chart number of its own."
+    )
 
 
 def _keys(course: CourseOfCare) -> Keys:

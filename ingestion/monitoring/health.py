@@ -28,6 +28,7 @@ from django.views.decorators.http import require_GET
 
 from ingestion.models import Ingestion
 from ingestion.monitoring.heartbeat import workers_alive
+from ingestion.monitoring.probe_log import noted
 
 log = logging.getLogger(__name__)
 
@@ -108,12 +109,13 @@ class _PublicVerdict:
 
     def __init__(self) -> None:
         self.healthy: bool | None = None
+        self.body: dict[str, Any] = {}
         self.taken_at = 0.0
 
     def current(self) -> bool:
         age = time.monotonic() - self.taken_at
         if self.healthy is None or age >= settings.REGISTRY_HEALTH_VERDICT_SECONDS:
-            self.healthy, _ = pipeline_checks()
+            self.healthy, self.body = pipeline_checks()
             self.taken_at = time.monotonic()
         return self.healthy
 
@@ -126,7 +128,8 @@ public_verdict = _PublicVerdict()
 def healthz_pipeline(request: HttpRequest) -> JsonResponse:
     if authorised(request):
         healthy, body = pipeline_checks()
-        return JsonResponse(body, status=200 if healthy else 503)
+        return noted(JsonResponse(body, status=200 if healthy else 503), body)
     healthy = public_verdict.current()
     status = "ok" if healthy else "unavailable"
-    return JsonResponse({"status": status}, status=200 if healthy else 503)
+    answer = JsonResponse({"status": status}, status=200 if healthy else 503)
+    return noted(answer, public_verdict.body)

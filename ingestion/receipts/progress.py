@@ -23,8 +23,9 @@ class Progress:
     total: int
 
     def header(self) -> str:
-        """The ``X-Progress`` value, e.g. ``1200 of 5000 entries``."""
-        return f"{self.processed} of {self.total} entries"
+        """The ``X-Progress`` value, e.g. ``1200 of 5000 entries``, or ``0 of 1 entry`` for a
+        single-course Bundle (one record, however many resources it holds)."""
+        return f"{self.processed} of {self.total} {'entry' if self.total == 1 else 'entries'}"
 
     def as_receipt_field(self) -> dict[str, int | str]:
         return {"processed": self.processed, "total": self.total, "unit": "entries"}

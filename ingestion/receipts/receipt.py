@@ -18,6 +18,7 @@ import orjson
 from asgiref.sync import sync_to_async
 from django.db import connection
 
+from ingestion.jsonb_text import jsonb_text
 from ingestion.models import Ingestion, OutcomeChunk
 
 ROWS_PER_PAGE = 16
@@ -86,9 +87,19 @@ PAGE = """
 def _pages(ingestion: Ingestion, side: Side) -> Iterator[str]:
     """Each stored chunk's entries of one side, as a JSON array's text."""
     if connection.vendor != "postgresql":  # the embedded SQLite default: small receipts
-        for values in OutcomeChunk.objects.filter(ingestion=ingestion).values_list(side):
-            yield orjson.dumps(values[0]).decode()
-        return
+        return _written_pages(ingestion, side)
+    return _stored_pages(ingestion, side)
+
+
+def _written_pages(ingestion: Ingestion, side: Side) -> Iterator[str]:
+    """As :func:`_stored_pages` reads them from PostgreSQL, written here (jsonb's text)."""
+    stored = OutcomeChunk.objects.filter(ingestion=ingestion).order_by("seq", "part")
+    for values in stored.values_list(side):
+        yield jsonb_text(values[0])
+
+
+def _stored_pages(ingestion: Ingestion, side: Side) -> Iterator[str]:
+    """PostgreSQL's own text of each chunk's entries, a page of rows at a time."""
     statement = PAGE.format(side=side, table=connection.ops.quote_name(OutcomeChunk._meta.db_table))
     seq, part = -1, -1
     while True:
@@ -111,14 +122,15 @@ def _entries(ingestion: Ingestion, side: Side, extra: list[Any] | None = None) -
         inner = text.strip()[1:-1].strip().encode()
         if not inner:
             continue
-        piece.append(inner if first else b"," + inner)
+        piece.append(inner if first else b", " + inner)
         first = False
         size += len(inner)
         if size >= PIECE_BYTES:
             yield b"".join(piece)
             piece, size = [], 0
     for entry in extra or []:
-        piece.append(orjson.dumps(entry) if first else b"," + orjson.dumps(entry))
+        written = jsonb_text(entry).encode()  # in the same form as the stored entries
+        piece.append(written if first else b", " + written)
         first = False
     if piece:
         yield b"".join(piece)

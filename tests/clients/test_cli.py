@@ -15,7 +15,8 @@ from registry.models import Record
 from registry_client.api import RegistryApi
 from registry_client.cli import main
 from tests.clients.conftest import let_the_rate_limit_window_pass
-from tests.factories import course, dumps
+from tests.factories import course, dumps, retraction_document
+from tests.fhir.test_voids import void_message
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -175,3 +176,63 @@ def test_validate_exits_zero_when_all_would_go_through_and_one_when_refused(serv
     assert status == 1 and "1 refused" in summary
     kept = json.loads((tmp_path / "r2" / "bad.json.validation.json").read_text())
     assert kept["refused"]["http_status"] == 400
+
+
+def test_the_summary_names_each_file_to_look_at_with_its_reason(server, inputs, tmp_path):
+    status, summary = run(server, inputs, tmp_path / "receipts")
+    assert status == 1
+    to_look_at = summary.split("to look at:\n", 1)[1].splitlines()
+    assert len(to_look_at) == 1, summary  # only b.json: the others went through cleanly
+    rejected = f"  {inputs[0] / 'b.json'}: Bundle (chart number CLI-2) rejected:"
+    assert to_look_at[0].startswith(rejected)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"resourceType": "Patient"}')
+    refused = run(server, [bad], tmp_path / "r2")[1]
+    assert f"  {bad}: refused (HTTP 400): " in refused
+
+
+def test_retractions_are_counted_by_what_they_did(server, tmp_path):
+    paths = []
+    for name, body in [
+        ("a.json", course("CLI-R1")),
+        ("b.json", retraction_document("CLI-R1")),
+        ("c.json", void_message()),  # no record of its block on file: it retracts nothing
+    ]:
+        paths.append(tmp_path / name)
+        paths[-1].write_bytes(dumps(body))
+    run(server, paths[:1], tmp_path / "r1")
+    previewed = run_validate(server, paths[1:], tmp_path / "v")[1]
+    assert "1 retracted, 1 retracting nothing" in previewed
+    summary = run(server, paths[1:], tmp_path / "r2")[1]
+    assert "retractions: 1 record(s) retracted, 1 void(s) found nothing to retract" in summary
+    void_line = next(line for line in summary.splitlines() if line.startswith(f"  {paths[2]}: "))
+    assert "accepted with a warning: None of the 1 certificate number(s)" in void_line
+
+
+def test_a_stale_update_is_explained_with_both_stamps(server, tmp_path):
+    newer, older = tmp_path / "newer.json", tmp_path / "older.json"
+    newer.write_bytes(dumps(course("CLI-S", last_updated="2026-03-10T10:00:00Z")))
+    stale = course("CLI-S", weight_grams=3999, last_updated="2026-03-09T10:00:00Z")
+    older.write_bytes(dumps(stale))
+    run(server, [newer], tmp_path / "r1")
+    status, summary = run(server, [older], tmp_path / "r2")
+    assert status == 1
+    line = summary.split("to look at:\n", 1)[1]
+    assert "Bundle (chart number CLI-S) rejected: Stale update ignored. " in line
+    assert "2026-03-10T10:00:00+00:00" in line and "2026-03-09T10:00:00+00:00" in line
+    assert "give it a chart number of its own" in line
+
+
+def test_a_ca_file_that_cannot_be_read_stops_the_run(tmp_path):
+    script = Path(sys.executable).with_name("registry-submit")
+    shown = subprocess.run([script, "--help"], capture_output=True, text=True, check=True)
+    assert "--ca-file" in shown.stdout
+    missing = tmp_path / "no-such-ca.pem"
+    done = subprocess.run(
+        [script, "--ca-file", str(missing), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin", "REGISTRY_API_KEY": "rgk_" + "x" * 40},
+    )
+    assert done.returncode == 2
+    assert "--ca-file" in done.stderr and "Traceback" not in done.stderr

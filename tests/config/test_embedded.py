@@ -85,3 +85,23 @@ def test_the_embedded_default_ingests_amends_and_retracts(tmp_path):
     assert seen["pipeline"] == 200
     assert (tmp_path / "registry.sqlite3").exists()
     assert (tmp_path / "secrets.json").exists()
+
+
+def test_the_embedded_migrate_prints_no_system_check_warning(tmp_path):
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "REGISTRY_DEV_SECRETS")
+    }
+    env["REGISTRY_VAR_DIR"] = str(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "models.W040" not in result.stdout + result.stderr
+    assert "System check identified" not in result.stdout + result.stderr

@@ -38,6 +38,7 @@ from cryptography.x509.oid import NameOID
 
 from keys.models import ApiKey, KeyEvent, token_prefix
 from keys.services import key_revoke
+from tests.doc_commands import OPERATIONS, command_after, run_sh
 from tests.factories import course
 from tests.ingestion.api.test_ratelimit import forged
 from tests.ingestion.conftest import mint
@@ -48,6 +49,7 @@ pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 NGINX = Path("/usr/sbin/nginx")
 SITE = ROOT / "deploy" / "nginx" / "registry.conf"
+NGINX_FILL = command_after(OPERATIONS, "fill the placeholders")
 CLIENT_A, CLIENT_B, ELSEWHERE = "127.0.0.2", "127.0.0.3", "127.0.0.4"
 PASSWORD = "correct horse battery staple"
 BOGUS = "rgk_" + "x" * 40
@@ -84,7 +86,7 @@ def self_signed_certificate(directory: Path) -> tuple[Path, Path]:
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
-    cert_path, key_path = directory / "registry.crt", directory / "registry.key"
+    cert_path, key_path = directory / "fullchain.pem", directory / "privkey.pem"
     cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
     key_path.write_bytes(
         key.private_bytes(
@@ -102,24 +104,27 @@ def replace_once(text: str, old: str, new: str) -> str:
 
 
 def render_site(*, upstream: str, http_port: int, https_port: int, cert: Path, key: Path) -> str:
-    """The committed file with its placeholders filled and its ports made free ones."""
-    text = SITE.read_text()
-    for placeholder, value in {
-        "@SERVER_NAME@": "localhost",
-        "@CERTIFICATE@": str(cert),
-        "@CERTIFICATE_KEY@": str(key),
-        "@UPSTREAM@": upstream,
-    }.items():
-        assert placeholder in text
-        text = text.replace(placeholder, value)
+    """The committed file filled by the docs' own command, with free ports on 127.0.0.1."""
+    site = cert.parent / "registry.filled.conf"
+    site.write_text(SITE.read_text())
+    values = {
+        "SERVER_NAME": "localhost",
+        "HTTP_PORT": str(http_port),
+        "HTTPS_PORT": str(https_port),
+        "UPSTREAM": upstream,
+        "SITE": str(site),
+    }
+    assert (cert.name, key.name) == ("fullchain.pem", "privkey.pem")  # the docs' names
+    run_sh(NGINX_FILL, env={**os.environ, **values, "CERTIFICATES": str(cert.parent)})
+    text = site.read_text()
     unknown = re.findall(r"@[A-Z_]+@", re.sub(r"#.*", "", text))
-    assert not unknown, f"placeholders the test does not fill: {unknown}"
+    assert not unknown, f"placeholders the docs' command does not fill: {unknown}"
     access_log = str(cert.parent / "registry.access.log")
     text = text.replace("/var/log/nginx/registry.access.log", access_log)
-    text = replace_once(text, "listen 80;", f"listen 127.0.0.1:{http_port};")
-    text = replace_once(text, "listen 443 ssl;", f"listen 127.0.0.1:{https_port} ssl;")
-    text = replace_once(text, "listen [::]:80;\n", "")
-    return replace_once(text, "listen [::]:443 ssl;\n", "")
+    text = replace_once(text, f"listen {http_port};", f"listen 127.0.0.1:{http_port};")
+    text = replace_once(text, f"listen {https_port} ssl;", f"listen 127.0.0.1:{https_port} ssl;")
+    text = replace_once(text, f"listen [::]:{http_port};\n", "")
+    return replace_once(text, f"listen [::]:{https_port} ssl;\n", "")
 
 
 MAIN = """
@@ -254,6 +259,28 @@ def test_plain_http_is_redirected_but_healthz_answers_a_probe(proxy):
     assert redirected.status_code == 301
     assert redirected.headers["location"].startswith("https://")
     assert httpx.get(f"{base}/healthz").status_code == 200
+
+
+def test_the_redirect_to_https_keeps_a_port_other_than_443(proxy):
+    redirected = httpx.get(f"http://127.0.0.1:{proxy.http_port}/accounts/login/?next=/settings/")
+    assert redirected.status_code == 301
+    location = redirected.headers["location"]
+    assert location == f"https://127.0.0.1:{proxy.https_port}/accounts/login/?next=/settings/"
+    with proxy.client(CLIENT_A) as client:
+        assert client.get(location).status_code == 200
+
+
+def test_the_docs_command_fills_the_placeholders_and_leaves_the_comments(tmp_path):
+    site = tmp_path / "registry.conf"
+    site.write_text(SITE.read_text())
+    values = {"SERVER_NAME": "registry.example.org", "HTTP_PORT": "80", "HTTPS_PORT": "443"}
+    values |= {"UPSTREAM": "127.0.0.1:8000", "CERTIFICATES": "/etc/tls", "SITE": str(site)}
+    run_sh(NGINX_FILL, env={**os.environ, **values})
+    before, after = SITE.read_text().splitlines(), site.read_text().splitlines()
+    comments = [i for i, line in enumerate(before) if line.lstrip().startswith("#")]
+    assert [after[i] for i in comments] == [before[i] for i in comments]
+    assert not re.findall(r"@[A-Z_]+@", re.sub(r"#.*", "", site.read_text()))
+    assert "        return 301 https://$host:443$request_uri;" in after
 
 
 def test_sign_in_lock_outs_are_per_client_behind_the_proxy(proxy, accounts):
@@ -503,6 +530,13 @@ def test_no_id_or_token_in_a_path_reaches_an_access_or_request_log(proxy):
 def test_the_operations_guide_fills_every_placeholder():
     placeholders = set(re.findall(r"@[A-Z_]+@", re.sub(r"#.*", "", SITE.read_text())))
     guide = (ROOT / "docs" / "operations.md").read_text()
-    assert placeholders == {"@SERVER_NAME@", "@CERTIFICATE@", "@CERTIFICATE_KEY@", "@UPSTREAM@"}
+    assert placeholders == {
+        "@SERVER_NAME@",
+        "@HTTP_PORT@",
+        "@HTTPS_PORT@",
+        "@CERTIFICATE@",
+        "@CERTIFICATE_KEY@",
+        "@UPSTREAM@",
+    }
     for placeholder in placeholders:
         assert f"s|{placeholder}|" in guide, placeholder

@@ -51,3 +51,18 @@ def test_a_signed_in_user_of_no_practice_is_told_what_to_do(django_user_model):
 
 def test_the_front_page_answers_head():
     assert Client().head("/").status_code == 200
+
+
+def test_the_favicon_answers_without_a_not_found_line(caplog):
+    with caplog.at_level("INFO"):
+        response = Client().get("/favicon.ico")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "image/svg+xml"
+    assert b"<svg" in response.content
+    assert not [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
+
+
+@pytest.mark.parametrize("path", ["/", "/accounts/login/", "/admin/login/"])
+def test_every_page_names_the_icon(path):
+    html = Client().get(path).content.decode()
+    assert '<link rel="icon" href="/static/registry/favicon' in html

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".venv" / "bin"
 STRONG = "k3Jd9-xQ2mZp7vL0aB4nR8tY1uW6eC5sH_fG"
 SECRETS = {"SECRET_KEY": STRONG, "REGISTRY_FINGERPRINT_KEY": STRONG, "REGISTRY_PAYLOAD_KEY": STRONG}
+GENERATED = [*SECRETS, "REGISTRY_METRICS_TOKEN"]  # every secret the service reads
 
 
 def production_environment(**overrides: str) -> dict[str, str]:
@@ -266,11 +267,11 @@ def generate(*arguments: str, env: dict[str, str] | None = None):
     return run(command, env or production_environment(SECRET_KEY=None))
 
 
-def test_generate_secrets_prints_three_fresh_lines_without_any_settings():
+def test_generate_secrets_prints_fresh_lines_without_any_settings():
     first, second = generate(), generate()
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()
-    assert [line.split("=", 1)[0] for line in lines] == list(SECRETS)
+    assert [line.split("=", 1)[0] for line in lines] == GENERATED
     assert all(len(line.split("=", 1)[1]) >= 60 for line in lines)
     assert set(lines).isdisjoint(second.stdout.splitlines())
 
@@ -285,6 +286,7 @@ def test_generate_secrets_writes_what_dot_env_lacks_and_never_replaces_a_secret(
     written = dot_env.read_text()
     assert written.startswith(f"DEBUG=false\nREGISTRY_FINGERPRINT_KEY={STRONG}\n")
     assert written.count("SECRET_KEY=") == 1 and written.count("REGISTRY_PAYLOAD_KEY=") == 1
+    assert written.count("REGISTRY_METRICS_TOKEN=") == 1
     assert stat.S_IMODE(dot_env.stat().st_mode) == 0o600
     generate("--write", "--env-file", str(dot_env))
     assert dot_env.read_text() == written
@@ -303,8 +305,32 @@ def test_generate_secrets_creates_dot_env_private(tmp_path):
     assert result.returncode == 0, result.stderr
     assert stat.S_IMODE(dot_env.stat().st_mode) == 0o600
     assert sorted(line.split("=")[0] for line in dot_env.read_text().splitlines()) == sorted(
-        SECRETS
+        GENERATED
     )
+
+
+def test_generate_secrets_makes_the_metrics_token_the_service_reads(tmp_path):
+    dot_env = tmp_path / "fresh.env"
+    generate("--write", env=production_environment(REGISTRY_ENV_FILE=str(dot_env)))
+    token = dict(line.split("=", 1) for line in dot_env.read_text().splitlines())
+    env = production_environment(REGISTRY_ENV_FILE=str(dot_env))
+    for name in SECRETS:
+        del env[name]
+    read = "from django.conf import settings; print(settings.REGISTRY_METRICS_TOKEN)"
+    check = [*MANAGE[:-1], "shell", "-c", read]
+    shown = run(check, env)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[-1] == token["REGISTRY_METRICS_TOKEN"]
+
+
+def test_generate_secrets_help_says_usage_once_and_manage_py_help_lists_it():
+    shown = generate("--help")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("usage:") == 1
+    assert "REGISTRY_METRICS_TOKEN" in shown.stdout
+    listed = run([*MANAGE[:-1], "help"], production_environment())
+    assert listed.returncode == 0, listed.stderr
+    assert "    generate_secrets\n" in listed.stdout
 
 
 @pytest.mark.parametrize(

@@ -245,3 +245,22 @@ def test_the_review_admin_fits_the_screen(browser_page):
     check(page, "admin-queue-empty", "Nothing awaits review.", "Review queue (0)")
     page.get_by_role("link", name="All records").first.click()
     check(page, "admin-records", "All records", "CHART-1001")
+
+
+CUE = """() => {
+  const box = document.querySelector("#changelist .results");
+  return {scrolls: box.scrollWidth > box.clientWidth, image: getComputedStyle(box).backgroundImage};
+}"""
+
+
+def test_a_key_list_cut_by_a_phone_says_there_is_more(browser_page, width):
+    page = browser_page
+    sign_in(page, "root", "/admin/keys/apikey/")
+    page.goto("/admin/keys/apikey/")
+    check(page, "admin-keys", "ingest:write")
+    box = page.evaluate(CUE)
+    if width < 768:  # the list is wider than the phone: its edges cast shadows
+        assert box["scrolls"]
+        assert box["image"].count("radial-gradient") == 2, box["image"]
+    else:
+        assert "gradient" not in box["image"]

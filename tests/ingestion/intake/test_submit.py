@@ -6,6 +6,7 @@ import pytest
 from django.test import override_settings
 
 from ingestion.models import Ingestion, StagedChunk
+from ingestion.pipeline.process import ingestion_process
 from tests.factories import batch, course, delete_entry, dumps
 from tests.ingestion.conftest import ingestion_id_of, mint
 
@@ -254,3 +255,15 @@ def test_two_practices_keys_are_independent(api, other_practice, client):
     token = mint(other_practice)
     api.submit(course("C-1"), token=token)
     assert Ingestion.objects.get().practice == other_practice
+
+
+def test_a_retry_after_the_ingestion_completed_says_it_completed(api):
+    first = api.submit(course("C-1"), idempotency_key="retry-done")
+    assert "is queued" in first.json()["issue"][0]["diagnostics"]
+    ingestion_process(Ingestion.objects.get().id)
+    again = api.submit(course("C-1"), idempotency_key="retry-done")
+    assert again.status_code == 202
+    assert again["Content-Location"] == first["Content-Location"]
+    diagnostics = again.json()["issue"][0]["diagnostics"]
+    assert "is completed" in diagnostics and "queued" not in diagnostics
+    assert again["Content-Location"] in diagnostics

@@ -1,4 +1,4 @@
-"""The gathering window (ingestion/gathering.py): a single's message joins the broker's
+"""The gathering window (ingestion/messaging/gathering.py): a single's message joins the broker's
 queue ``REGISTRY_SINGLES_GATHER_SECONDS`` after its commit, held by the web process, and the
 practice's singles committed meanwhile publish nothing. (The default, 1 s, holds in the web
 and worker processes tests start; in the test process itself, messages go at once unless a

@@ -100,3 +100,14 @@ def test_anyone_is_told_only_ok_or_not_from_a_verdict_kept_a_few_seconds(api, mo
     health.public_verdict.healthy = None  # the verdict ages out
     behind = anyone.get(URL)
     assert (behind.status_code, behind.json()) == (503, {"status": "unavailable"})
+
+
+@pytest.mark.django_db
+def test_a_probe_while_no_worker_runs_logs_one_info_line_and_no_error(client, caplog):
+    health.public_verdict.healthy = None  # this process's verdict, from an earlier test
+    with caplog.at_level("INFO"):
+        assert client.get(URL).status_code == 503  # no worker: the state the docs expect
+    loud = [r for r in caplog.records if r.levelno >= 30]
+    assert not loud, [r.getMessage() for r in loud]
+    noted = [r.getMessage() for r in caplog.records if "healthz/pipeline" in r.getMessage()]
+    assert noted == ["healthz/pipeline: unavailable (worker: silent, queue: ok)"]

@@ -55,8 +55,9 @@ def test_a_batch_in_progress_says_how_far_it_has_come(api):
     assert "X-Progress" not in done and "progress" not in done.json()
 
 
-def test_a_single_course_counts_its_entries(api):
+def test_a_single_course_counts_one_record_not_its_resources(api):
     body = course("P-1")
+    assert len(body["entry"]) > 1
     response = api.receipt(ingestion_id_of(api.submit(body)))
-    total = len(body["entry"])
-    assert response["X-Progress"] == f"0 of {total} entries"
+    assert response["X-Progress"] == "0 of 1 entry"
+    assert response.json()["progress"] == {"processed": 0, "total": 1, "unit": "entries"}

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from ingestion.fhir.outcome import error_outcome
 from ingestion.models import Ingestion, OutcomeChunk
-from ingestion.receipts.receipt import PIECE_BYTES
+from ingestion.receipts.receipt import PIECE_BYTES, _stored_pages, _written_pages
 from ingestion.receipts.selectors import ingestion_receipt
 
 pytestmark = pytest.mark.django_db
@@ -91,3 +91,21 @@ def test_a_large_receipt_comes_in_bounded_pieces(api):
     assert len(pieces) > 20
     assert max(len(piece) for piece in pieces) < PIECE_BYTES + chunk_bytes
     assert sum(len(p) for p in pieces) > 20 * PIECE_BYTES
+
+
+@pytest.mark.parametrize("side", ["accepted", "rejected"])
+def test_a_receipt_is_written_on_sqlite_in_the_bytes_postgresql_gives(api, side):
+    failure = error_outcome("exception", 'Given up, é \u0007 "quoted".', expression="Bundle")
+    ingestion = finished(api.practice, chunks=3, per_chunk=4, failure=failure)
+    OutcomeChunk.objects.filter(ingestion=ingestion, seq=0).update(
+        accepted=[{"reference": "Bundle", "amended": True, "version": 2, "b": {"zz": 1, "a": []}}]
+    )
+    assert list(_written_pages(ingestion, side)) == list(_stored_pages(ingestion, side))
+
+
+def test_the_entries_of_a_receipt_share_one_form(api):
+    failure = error_outcome("exception", "Given up.", expression="Bundle")
+    ingestion = finished(api.practice, chunks=2, per_chunk=2, failure=failure)
+    body = api.receipt(str(ingestion.id)).streamed_body
+    rejected = body.split(b'"rejected":[', 1)[1]
+    assert b'}, {"reference": "Bundle", "operation_outcome": {"issue": [' in rejected

@@ -434,3 +434,17 @@ def test_lists_filter_by_practice_name(path, superuser, st_mary, riverside, revi
     html = client.get(path).content.decode()
     assert "?practice=st-mary" in html and "St Mary&#x27;s<" in html
     assert client.get(f"{path}?practice=riverside").status_code == 200
+
+
+def test_the_admin_sign_in_page_says_sign_in_and_offers_no_reset_without_mail(client, settings):
+    settings.REGISTRY_PASSWORD_RESET = False
+    html = client.get("/admin/login/?next=/admin/").content.decode()
+    assert "<title>Sign in |" in html and 'value="Sign in"' in html
+    assert "Log in" not in html and "login credentials" not in html
+    assert "Ask a registry administrator to set a new one." in html
+
+
+def test_the_admin_sign_in_page_links_the_reset_where_mail_is_configured(client, settings):
+    settings.REGISTRY_PASSWORD_RESET = True
+    html = client.get("/admin/login/?next=/admin/").content.decode()
+    assert '<a href="/accounts/password_reset/">Set a new one by mail</a>' in html
