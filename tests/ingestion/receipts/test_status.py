@@ -34,10 +34,10 @@ def test_a_queued_ingestion_has_no_outcome_and_asks_to_retry_later(api):
         "rejected": 0,
         "outcome": None,
         "completedAt": None,
-        "progress": {"processed": 0, "total": 8, "unit": "entries"},
+        "progress": {"processed": 0, "total": 1, "unit": "entries"},
     }
     assert int(response["Retry-After"]) > 0
-    assert response["X-Progress"] == "0 of 8 entries"
+    assert response["X-Progress"] == "0 of 1 entry"
 
 
 def test_a_processing_ingestion_asks_to_retry_later(api):
