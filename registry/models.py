@@ -38,6 +38,8 @@ class Practice(models.Model):
 
     class Meta:
         ordering = ["slug"]
+        # The registry office (registry.members.office): sees and manages every practice.
+        permissions = [("view_registry", "Registry office: sees and manages every practice")]
 
     def __str__(self) -> str:
         return self.slug
@@ -436,3 +438,7 @@ COUNT_FIELDS: list[str] = [
     "received_within_5_days",
     "received_within_10_days",
 ]
+
+
+# Invitations and the record of membership changes live in their own room.
+from registry.members.models import Invitation, MembershipEvent  # noqa: E402, F401

@@ -24,20 +24,24 @@ ADDRESS_GROUP = "registry.reset-address"
 ACCOUNT_GROUP = "registry.reset-account"
 
 
-def _usage(request: HttpRequest | None, *, group: str, key: Any, rate: str) -> Any:
+def counted_usage(request: HttpRequest | None, *, group: str, key: Any, rate: str) -> Any:
+    """Count one use in django-ratelimit's ``group``; its usage, or None when failing open.
+
+    Also counts invitations (registry.members.throttle).
+    """
     if cache_breaker.is_open:
         return None
     try:
         return get_usage(request, group=group, key=key, rate=rate, increment=True)
     except Exception as error:  # the cache is down or hung: fail open
-        log.warning("reset throttle unavailable, failing open (%s)", type(error).__name__)
+        log.warning("throttle unavailable, failing open (%s)", type(error).__name__)
         cache_breaker.trip(error)
         return None
 
 
 def reset_request_refusal(request: HttpRequest) -> int | None:
     """Count a reset request from the client's address; past the limit, seconds to wait."""
-    usage = _usage(
+    usage = counted_usage(
         request,
         group=ADDRESS_GROUP,
         key=lambda group, request: client_address(request),
@@ -50,7 +54,7 @@ def reset_request_refusal(request: HttpRequest) -> int | None:
 
 def reset_mail_allowed(user_id: int) -> bool:
     """Count a reset mail for the account; False past the limit."""
-    usage = _usage(
+    usage = counted_usage(
         None,
         group=ACCOUNT_GROUP,
         key=lambda group, request: f"user:{user_id}",
