@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import override_settings
 
 from keys.models import INGEST_READ, INGEST_WRITE, KeyEvent
 from keys.services import key_mint, key_revoke, key_rotate
@@ -245,3 +246,21 @@ def test_the_review_admin_fits_the_screen(browser_page):
     check(page, "admin-queue-empty", "Nothing awaits review.", "Review queue (0)")
     page.get_by_role("link", name="All records").first.click()
     check(page, "admin-records", "All records", "CHART-1001")
+
+
+def test_the_members_pages_fit_the_screen(browser_page):
+    page = browser_page
+    sign_in(page, "sam", "/settings/members/")
+    check(page, "settings-members", "Members", "Invitations waiting", "Send invitation")
+    page.get_by_label("Email address").fill("new-colleague@example.org")
+    with override_settings(REGISTRY_PASSWORD_RESET=False):  # no mail: the link is shown
+        page.get_by_role("button", name="Send invitation").click()
+        check(page, "settings-members-link", "Invitation link", "No mail was sent.")
+    link = page.locator("#invitation-link").input_value()
+    page.get_by_role("link", name="Back to the members").click()
+    check(page, "settings-members-waiting", "new-colleague@example.org", "Send again")
+    page.get_by_role("button", name="Sign out").click()
+    page.goto(link)
+    check(page, "invitation-accept", "Accept the invitation", "Password again")
+    sign_in(page, "root", "/settings/practices/new/")
+    check(page, "settings-practice-new", "Add a practice", "Real: its records count")
