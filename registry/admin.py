@@ -25,6 +25,7 @@ from django.utils.html import format_html
 from keys.admin import KEY_ACTIONS, ApiKeyInline, KeyEventInline, KeyManagementMixin
 from registry.admin_filters import PracticeFilter
 from registry.dates import day, when
+from registry.members.admin import InlineMembershipChangesRecorded, MembershipChangesRecorded
 from registry.models import Attendance, Membership, Practice, Record, ReviewDecision
 from registry.navigation import is_review_queue, review_queue_url
 from registry.review import ReviewError, record_keep, record_merge, record_void
@@ -67,7 +68,7 @@ class PracticeForm(forms.ModelForm):
 
 
 @admin.register(Practice)
-class PracticeAdmin(KeyManagementMixin, admin.ModelAdmin):
+class PracticeAdmin(InlineMembershipChangesRecorded, KeyManagementMixin, admin.ModelAdmin):
     form = PracticeForm
     list_display = ["slug", "name", "sandbox", "created_at"]
     list_filter = ["sandbox"]
@@ -112,7 +113,7 @@ admin.site.register(User, AccountAdmin)
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(MembershipChangesRecorded, admin.ModelAdmin):
     list_display = ["user", "practice_label", "role", "created_at"]
     list_filter = ["role", PracticeFilter]
     list_select_related = ["user", "practice"]

@@ -187,6 +187,8 @@ PAGES = [
     Page("admin-user", "root", "/admin/auth/user/{rita_id}/change/"),
     Page("admin-user-add", "root", "/admin/auth/user/add/"),
     Page("admin-memberships", "root", "/admin/registry/membership/"),
+    Page("admin-membership-events", "root", "/admin/registry/membershipevent/"),
+    Page("admin-invitations", "root", "/admin/registry/invitation/"),
     Page("admin-keys", "root", "/admin/keys/apikey/"),
     Page("admin-key-events", "root", "/admin/keys/keyevent/"),
 ]

@@ -64,6 +64,7 @@ class MembershipEvent(models.Model):
     """
 
     class Action(models.TextChoices):
+        ADDED = "added", "Added"
         INVITED = "invited", "Invited"
         INVITATION_RESENT = "invitation_resent", "Invitation sent again"
         INVITATION_CANCELLED = "invitation_cancelled", "Invitation cancelled"
