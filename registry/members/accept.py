@@ -4,10 +4,10 @@ The link's token is moved into the session at once and the page redirects, so th
 leaves the address bar (and any Referer), as Django's password reset does. Opening the link
 changes nothing: a mail scanner that follows it uses nothing up. Then:
 
-* no account has the address (or only one that never had a password): the person gives
-  their name and a password, and is signed in;
-* an account with a password has it: its owner signs in and accepts; the password is
-  never touched.
+* no account has the address: the person gives their name and a password, and is signed in;
+* an account has it: its owner signs in and accepts; the password is never touched. (Only
+  the account invitation of ``grantregistryoffice`` gives a password to an account that
+  never had one.)
 """
 
 from __future__ import annotations
@@ -49,15 +49,19 @@ def invitation_accept_page(request: HttpRequest) -> HttpResponse:
     invitation = invitation_find(token) if isinstance(token, str) else None
     if invitation is None:
         return _invalid(request)
-    holders = _accounts_with_password(invitation.email)
+    holders = _holders(invitation)
     if holders:
         return _accept_as_holder(request, invitation, holders)
     return _accept_new(request, invitation)
 
 
-def _accounts_with_password(email: str) -> list[User]:
-    accounts = User.objects.filter(email__iexact=email, is_active=True).order_by("pk")
-    return [account for account in accounts if account.has_usable_password()]
+def _holders(invitation: Invitation) -> list[User]:
+    """The accounts that must sign in to accept: any with the address, for a practice's
+    invitation; for an account invitation, those that already have a password."""
+    accounts = list(User.objects.filter(email__iexact=invitation.email).order_by("pk"))
+    if invitation.practice is None:
+        return [account for account in accounts if account.has_usable_password()]
+    return accounts
 
 
 def _accept_as_holder(

@@ -152,22 +152,27 @@ def invitation_accept_new(
     once: if the link was used meanwhile, no account is made either."""
     with transaction.atomic():
         user = invitee_account_save(
-            email=invitation.email, first_name=first_name, last_name=last_name, password=password
+            invitation=invitation, first_name=first_name, last_name=last_name, password=password
         )
         invitation_accept(invitation=invitation, user=user)
     return user
 
 
-def invitee_account_save(*, email: str, first_name: str, last_name: str, password: str) -> User:
-    """Create the invited person's account, or give a password to one that never had one.
+def invitee_account_save(
+    *, invitation: Invitation, first_name: str, last_name: str, password: str
+) -> User:
+    """Create the invited person's account; the username is the address.
 
-    The username is the address. An account that has a password is never changed here: its
-    owner signs in instead (:mod:`registry.members.views`).
+    An existing account is never changed by a practice's invitation (its owner signs in
+    instead, :mod:`registry.members.accept`): a link shown to an inviter must not set the
+    password of someone else's account. Only an account invitation, made by an operator with
+    ``grantregistryoffice`` for an account that never had a password, gives it one.
     """
+    email = invitation.email
     user = User.objects.filter(email__iexact=email).order_by("pk").first()
     if user is None:
         user = User(username=email[:150], email=email)
-    elif user.has_usable_password():
+    elif invitation.practice is not None or user.has_usable_password():
         raise ValidationError("This address has an account: sign in to accept.")
     user.first_name, user.last_name = first_name, last_name
     user.set_password(password)

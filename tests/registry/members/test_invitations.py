@@ -239,3 +239,18 @@ def test_addmember_with_an_address_invites_without_a_prompt(capsys, st_mary):
 def test_addmember_refuses_a_bad_address(st_mary):
     with pytest.raises(CommandError, match="valid email"):
         call_command("addmember", "st-mary", "nina@", "--role", "staff")
+
+
+def test_a_practice_invitation_never_gives_a_password_to_an_existing_account(st_mary, staff):
+    """Without mail the inviter sees the link: it must not open an account that has none."""
+    admin = User.objects.create_superuser("admin", email="admin@example.org", password=None)
+    shown = signed_in(staff).post(
+        "/settings/members/?practice=st-mary",
+        {"action": "invite", "email": "admin@example.org", "role": "staff"},
+    )
+    [link] = re.findall(r"http://testserver(/accounts/invitation/[\w-]+/)", shown.content.decode())
+    client, _ = accept_new(link)
+    assert "Sign in to accept" in client.get("/accounts/invitation/accept/").content.decode()
+    admin.refresh_from_db()
+    assert not admin.has_usable_password()
+    assert not Membership.objects.filter(user=admin).exists()
