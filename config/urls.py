@@ -28,6 +28,7 @@ urlpatterns = [
         RedirectView.as_view(pattern_name="password_change_done"),
     ),
     path("accounts/", include("registry.signin.urls")),  # password reset, by mail
+    path("accounts/invitation/", include("registry.members.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/registry/fhir/", include("ingestion.api.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),

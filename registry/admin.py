@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
 from registry.admin_filters import PracticeFilter
+from registry.members.admin import InlineMembershipChangesRecorded, MembershipChangesRecorded
 from registry.models import Membership, Practice
 
 # Django's autodiscovery imports this module only: importing the review's admin registers it.
@@ -49,7 +50,7 @@ class PracticeForm(forms.ModelForm):
 
 
 @admin.register(Practice)
-class PracticeAdmin(admin.ModelAdmin):
+class PracticeAdmin(InlineMembershipChangesRecorded, admin.ModelAdmin):
     """Practices and their members. The keys app adds its inlines and actions (keys/admin.py),
     so this app knows nothing of keys."""
 
@@ -96,7 +97,7 @@ admin.site.register(User, AccountAdmin)
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(MembershipChangesRecorded, admin.ModelAdmin):
     list_display = ["user", "practice_label", "role", "created_at"]
     list_filter = ["role", PracticeFilter]
     list_select_related = ["user", "practice"]

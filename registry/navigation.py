@@ -18,6 +18,7 @@ from django.utils.functional import SimpleLazyObject
 from django.utils.http import urlencode
 
 from registry.models import Membership, Practice
+from registry.office import is_registry_office
 from registry.selectors import practices_reviewed_by
 
 QUEUE_FILTER = {"suspected_duplicate__exact": "1", "voided__exact": "0"}
@@ -31,10 +32,10 @@ class Link:
 
 
 def may_use_settings(user: AbstractBaseUser | AnonymousUser) -> bool:
-    """Members of a practice, and superusers (who choose among all practices)."""
+    """Members of a practice, and the registry office (who choose among all practices)."""
     if not user.is_authenticated or not user.is_active:
         return False
-    if getattr(user, "is_superuser", False):
+    if is_registry_office(user):
         return True
     return Membership.objects.filter(user_id=user.pk).exists()
 

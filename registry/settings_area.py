@@ -3,8 +3,9 @@
 A user may belong to several practices. The practice in view is chosen with
 ``?practice=<slug>`` (remembered in the session) and otherwise defaults to the first
 membership by slug. A practice the user is not a member of is a 404, so nothing about it,
-not even its existence, shows. A superuser may look at any practice, as its staff would: one
-who is a member of none chooses on the practice chooser (:data:`CHOOSER`) first.
+not even its existence, shows. The registry office (superusers included,
+:mod:`registry.office`) may look at any practice, as its staff would: one who is a
+member of none chooses on the practice chooser (:data:`CHOOSER`) first.
 
 Pages under ``/settings/`` use :func:`member_view` and :func:`settings_context`; add a page to
 the nav by appending to :data:`NAV`.
@@ -27,6 +28,7 @@ from django.utils.http import urlencode
 
 from registry.models import Membership, Practice
 from registry.navigation import may_use_review_admin, may_use_settings
+from registry.office import is_registry_office
 
 PRACTICE_PARAM = "practice"
 SESSION_KEY = "settings_practice"
@@ -43,6 +45,7 @@ class NavItem:
 NAV: list[NavItem] = [
     NavItem("API key", "keys:key"),
     NavItem("Statistics", "registry:statistics"),
+    NavItem("Members", "registry:members"),
     NavItem("Password", "password_change"),
 ]
 # After the key, for a sandbox practice only: deleting its data (ingestion.sandbox).
@@ -53,7 +56,7 @@ MemberView = Callable[Concatenate[HttpRequest, Membership, P], HttpResponse]
 
 
 class PracticeNotChosen(Exception):
-    """A superuser who is a member of no practice has not chosen one yet."""
+    """Someone of the registry office who is a member of no practice has not chosen one yet."""
 
 
 def signed_in_user(request: HttpRequest) -> User:
@@ -70,8 +73,8 @@ def memberships_of(user: User) -> QuerySet[Membership]:
 
 
 def practice_choices(user: User) -> QuerySet[Practice]:
-    """The practices ``user`` may look at: every one for a superuser."""
-    if user.is_superuser:
+    """The practices ``user`` may look at: every one for the registry office."""
+    if is_registry_office(user):
         return Practice.objects.order_by("slug")
     return Practice.objects.filter(memberships__user=user).order_by("slug")
 
@@ -79,9 +82,9 @@ def practice_choices(user: User) -> QuerySet[Practice]:
 def current_membership(request: HttpRequest) -> Membership:
     """The signed-in user's membership of the practice in view; 404 for a non-member.
 
-    For a superuser looking at a practice they are no member of, an unsaved membership with
-    the staff role stands in. Raises :class:`PracticeNotChosen` for a superuser with no
-    membership and no choice yet.
+    For the registry office looking at a practice they are no member of, an unsaved
+    membership with the staff role stands in. Raises :class:`PracticeNotChosen` for someone
+    of the registry office with no membership and no choice yet.
     """
     user = signed_in_user(request)
     memberships = list(memberships_of(user))
@@ -100,13 +103,13 @@ def current_membership(request: HttpRequest) -> Membership:
             return chosen
     if memberships:
         return memberships[0]
-    if user.is_superuser:
+    if is_registry_office(user):
         raise PracticeNotChosen
     raise Http404("No practice.")
 
 
 def _superuser_membership(user: User, slug: str) -> Membership | None:
-    if not user.is_superuser:
+    if not is_registry_office(user):
         return None
     practice = Practice.objects.filter(slug=slug).first()
     if practice is None:
@@ -153,16 +156,20 @@ def settings_context(request: HttpRequest, membership: Membership | None) -> dic
             for url in [reverse(item.url_name)]
         ],
         "can_review": may_use_review_admin(user),
-        "choose_among_all": user.is_superuser,
+        "choose_among_all": is_registry_office(user),
     }
     if membership is None:
         return context
     return context | {
         "membership": membership,
         "practice": membership.practice,
-        "role_label": membership.get_role_display() if membership.pk else "Superuser",
-        "memberships": [] if user.is_superuser else memberships_of(user),
+        "role_label": membership.get_role_display() if membership.pk else _office_label(user),
+        "memberships": [] if is_registry_office(user) else memberships_of(user),
     }
+
+
+def _office_label(user: User) -> str:
+    return "Superuser" if user.is_superuser else "Registry office"
 
 
 def optional_settings_context(request: HttpRequest) -> dict[str, Any]:

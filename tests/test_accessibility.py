@@ -20,12 +20,13 @@ from axe_playwright_python.sync_playwright import Axe
 from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 from django.contrib.auth.tokens import default_token_generator
-from django.test import Client
+from django.test import Client, override_settings
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from keys.models import INGEST_READ, INGEST_WRITE, KeyEvent
 from keys.services import key_mint, key_rotate
+from registry.members.services import invitation_send
 from registry.models import Membership, Practice, Provider, Record
 from registry.review.services import record_keep
 from tests.browser import ARTIFACTS, chromium_page
@@ -86,6 +87,39 @@ def _selected_confirm(page: Any, data: dict[str, Any]) -> None:
     page.get_by_role("button", name="Go").click()
 
 
+def _invitation_link_shown(page: Any, data: dict[str, Any]) -> None:
+    page.goto("/settings/members/?practice=st-mary")
+    page.get_by_label("Email address").fill("new@example.org")
+    with override_settings(REGISTRY_PASSWORD_RESET=False):  # no mail: the link is shown
+        page.get_by_role("button", name="Send invitation").click()
+        page.wait_for_load_state()
+
+
+def _practice_new_refused(page: Any, data: dict[str, Any]) -> None:
+    page.goto("/settings/practices/new/")
+    page.get_by_label("Name").fill("Lakeside")
+    page.get_by_label("Code").fill("Not A Code")
+    page.get_by_label("First staff member's email address").fill("lu@example.org")
+    page.get_by_role("button", name="Add the practice and invite").click()
+
+
+def _invitation_form(page: Any, data: dict[str, Any]) -> None:
+    page.goto(data["nina_link"])
+
+
+def _invitation_form_refused(page: Any, data: dict[str, Any]) -> None:
+    page.goto(data["nina_link"])
+    page.get_by_label("First name").fill("Nina")
+    page.get_by_label("Last name").fill("Okafor")
+    page.get_by_label("Password", exact=True).fill("password")
+    page.get_by_label("Password again").fill("password")
+    page.get_by_role("button", name="Accept and sign in").click()
+
+
+def _invitation_for_an_account(page: Any, data: dict[str, Any]) -> None:
+    page.goto(data["nadia_link"])
+
+
 RECORD = "/admin/registry/record/{flagged}/change/"
 PAGES = [
     # Public pages
@@ -122,6 +156,17 @@ PAGES = [
     Page("settings-password", "sam", "/settings/password/"),
     Page("settings-password-done", "sam", "/settings/password/done/"),
     Page("settings-sandbox-reset", "sam", "/settings/sandbox/?practice=sandbox"),
+    Page("settings-members", "sam", "/settings/members/?practice=st-mary"),
+    Page("settings-members-reviewer", "rita", "/settings/members/?practice=st-mary"),
+    Page("settings-members-link", "sam", opener=_invitation_link_shown),
+    Page("settings-practice-new", "root", "/settings/practices/new/"),
+    Page("settings-practice-new-refused", "root", opener=_practice_new_refused),
+    # Invitations
+    Page("invitation-accept", None, opener=_invitation_form),
+    Page("invitation-accept-refused", None, opener=_invitation_form_refused),
+    Page("invitation-sign-in", None, opener=_invitation_for_an_account),
+    Page("invitation-join", "nadia", opener=_invitation_for_an_account),
+    Page("invitation-invalid", None, "/accounts/invitation/forged/"),
     # The review admin
     Page("admin-home", "rita", "/admin/"),
     Page("admin-records", "rita", "/admin/registry/record/"),
@@ -142,6 +187,8 @@ PAGES = [
     Page("admin-user", "root", "/admin/auth/user/{rita_id}/change/"),
     Page("admin-user-add", "root", "/admin/auth/user/add/"),
     Page("admin-memberships", "root", "/admin/registry/membership/"),
+    Page("admin-membership-events", "root", "/admin/registry/membershipevent/"),
+    Page("admin-invitations", "root", "/admin/registry/invitation/"),
     Page("admin-keys", "root", "/admin/keys/apikey/"),
     Page("admin-key-events", "root", "/admin/keys/keyevent/"),
 ]
@@ -165,14 +212,21 @@ def registry(transactional_db, settings) -> dict[str, Any]:
     member(sandbox, "sam")
     rita = member(practice, "rita", Membership.Role.REVIEWER, is_staff=True)
     record_keep(record=decided, by=rita, note="Twins, not a duplicate: checked with the midwife.")
-    User.objects.create_user("nadia", password=PASSWORD)
+    User.objects.create_user("nadia", email="nadia@example.org", password=PASSWORD)
     User.objects.create_user("lou", password=PASSWORD)
     User.objects.create_superuser("root", password=PASSWORD)
     key, _ = key_mint(
         practice=practice, scopes=[INGEST_WRITE, INGEST_READ], by=sam, via=KeyEvent.Via.SETTINGS
     )
     key_rotate(practice=practice, expected_prefix=key.prefix, by=sam, via=KeyEvent.Via.SETTINGS)
-    return {
+    invitations = {
+        name: invitation_send(practice=practice, email=email, role=role, by=sam, origin="").link
+        for name, email, role in [
+            ("nina_link", "nina@example.org", Membership.Role.STAFF),
+            ("nadia_link", "nadia@example.org", Membership.Role.REVIEWER),
+        ]
+    }
+    return invitations | {
         "flagged": flagged.pk,
         "decided": decided.pk,
         "practice": practice.pk,

@@ -143,6 +143,15 @@ REGISTRY_RESET_ACCOUNT_RATE = env.str(
     "REGISTRY_RESET_ACCOUNT_RATE", default="20/h", pattern=_RATE, accepted=_RATE_ACCEPTED
 )
 PASSWORD_RESET_TIMEOUT = 3600  # seconds: a reset link works for an hour, and once
+# Invitations (registry/members/): a link works once, for this many days; invitations are
+# counted per practice and per inviter (past either, the invitation is refused, 429).
+REGISTRY_INVITATION_DAYS = env.int("REGISTRY_INVITATION_DAYS", default=7, minimum=1, maximum=90)
+REGISTRY_INVITATION_PRACTICE_RATE = env.str(
+    "REGISTRY_INVITATION_PRACTICE_RATE", default="20/h", pattern=_RATE, accepted=_RATE_ACCEPTED
+)
+REGISTRY_INVITATION_INVITER_RATE = env.str(
+    "REGISTRY_INVITATION_INVITER_RATE", default="100/h", pattern=_RATE, accepted=_RATE_ACCEPTED
+)
 
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/settings/key/"

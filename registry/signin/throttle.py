@@ -27,20 +27,24 @@ ACCOUNT_GROUP = "registry.reset-account"
 REQUESTER_GROUP = "registry.reset-requester"
 
 
-def _usage(request: HttpRequest | None, *, group: str, key: Any, rate: str) -> Any:
+def counted_usage(request: HttpRequest | None, *, group: str, key: Any, rate: str) -> Any:
+    """Count one use in django-ratelimit's ``group``; its usage, or None when failing open.
+
+    Also counts invitations (registry.members.throttle).
+    """
     if cache_breaker.is_open:
         return None
     try:
         return get_usage(request, group=group, key=key, rate=rate, increment=True)
     except Exception as error:  # the cache is down or hung: fail open
-        log.warning("reset throttle unavailable, failing open (%s)", type(error).__name__)
+        log.warning("throttle unavailable, failing open (%s)", type(error).__name__)
         cache_breaker.trip(error)
         return None
 
 
 def reset_request_refusal(request: HttpRequest) -> int | None:
     """Count a reset request from the client's address; past the limit, seconds to wait."""
-    usage = _usage(
+    usage = counted_usage(
         request,
         group=ADDRESS_GROUP,
         key=lambda group, request: client_address(request),
@@ -65,5 +69,5 @@ RATE_REQUESTER, RATE_ACCOUNT = "REGISTRY_RESET_REQUESTER_RATE", "REGISTRY_RESET_
 
 def _within(group: str, key: str, rate_setting: str) -> bool:
     rate = getattr(settings, rate_setting)
-    usage = _usage(None, group=group, key=lambda group, request: key, rate=rate)
+    usage = counted_usage(None, group=group, key=lambda group, request: key, rate=rate)
     return usage is None or not usage["should_limit"]

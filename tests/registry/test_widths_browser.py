@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import override_settings
 
 from keys.models import INGEST_READ, INGEST_WRITE, KeyEvent
 from keys.services import key_mint, key_revoke, key_rotate
@@ -264,3 +265,21 @@ def test_a_key_list_cut_by_a_phone_says_there_is_more(browser_page, width):
         assert box["image"].count("radial-gradient") == 2, box["image"]
     else:
         assert "gradient" not in box["image"]
+
+
+def test_the_members_pages_fit_the_screen(browser_page):
+    page = browser_page
+    sign_in(page, "sam", "/settings/members/")
+    check(page, "settings-members", "Members", "Invitations waiting", "Send invitation")
+    page.get_by_label("Email address").fill("new-colleague@example.org")
+    with override_settings(REGISTRY_PASSWORD_RESET=False):  # no mail: the link is shown
+        page.get_by_role("button", name="Send invitation").click()
+        check(page, "settings-members-link", "Invitation link", "No mail was sent.")
+    link = page.locator("#invitation-link").input_value()
+    page.get_by_role("link", name="Back to the members").click()
+    check(page, "settings-members-waiting", "new-colleague@example.org", "Send again")
+    page.get_by_role("button", name="Sign out").click()
+    page.goto(link)
+    check(page, "invitation-accept", "Accept the invitation", "Password again")
+    sign_in(page, "root", "/settings/practices/new/")
+    check(page, "settings-practice-new", "Add a practice", "Real: its records count")

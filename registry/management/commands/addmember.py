@@ -6,6 +6,8 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from registry.members.commands import delivery_report, origin_argument, origin_of
+from registry.members.services import invitation_send
 from registry.models import Membership, Practice
 from registry.review.services import reviewer_admin_access_grant
 from registry.services import membership_add
@@ -13,13 +15,18 @@ from registry.services import membership_add
 
 class Command(BaseCommand):
     help = (
-        "Make a user a member of a practice, or change their role: "
-        "addmember SLUG USERNAME [--role staff|reviewer] [--create-user]"
+        "Invite someone to a practice by e-mail (addmember SLUG EMAIL [--role staff|reviewer]), "
+        "or make an existing user a member at once, or change their role "
+        "(addmember SLUG USERNAME [--role ...] [--create-user])"
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug", help="the practice's slug")
-        parser.add_argument("username", help="an existing Django user")
+        parser.add_argument(
+            "username",
+            metavar="EMAIL_OR_USERNAME",
+            help="an e-mail address to invite, or an existing Django user's username",
+        )
         parser.add_argument(
             "--role",
             default=Membership.Role.STAFF,
@@ -32,14 +39,19 @@ class Command(BaseCommand):
         parser.add_argument(
             "--create-user",
             action="store_true",
-            help="create the user (without a password; set one with changepassword)",
+            help="with a username: create the user (without a password or an e-mail address, "
+            "so it cannot reset one by mail; prefer inviting by e-mail)",
         )
+        origin_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         slug, username = options["slug"], options["username"]
         practice = Practice.objects.filter(slug=slug).first()
         if practice is None:
             raise CommandError(f"No practice {slug!r}; create it with: createpractice {slug}")
+        if "@" in username:
+            self._invite(practice, username, options)
+            return
         user = self._user(username, create=options["create_user"])
         try:
             membership, created = membership_add(practice=practice, user=user, role=options["role"])
@@ -52,13 +64,26 @@ class Command(BaseCommand):
                 f"{user.get_username()} may now sign in to /admin/ to review suspected duplicates"
             )
 
+    def _invite(self, practice: Practice, email: str, options: dict[str, Any]) -> None:
+        origin = origin_of(options["origin"])
+        try:
+            sent = invitation_send(
+                practice=practice, email=email, role=options["role"], by=None, origin=origin
+            )
+        except ValidationError as error:
+            raise CommandError(error.messages[0]) from None
+        invited = f"{sent.invitation.email} to {practice.slug} as {options['role']}"
+        self.stdout.write(f"Invited {invited}")
+        delivery_report(self.stdout, sent)
+
     def _user(self, username: str, *, create: bool) -> User:
         user = User.objects.filter(username=username).first()
         if user is not None:
             return user
         if not create:
             raise CommandError(
-                f"No user {username!r}; pass --create-user, or create one with createsuperuser."
+                f"No user {username!r}; invite by e-mail (addmember SLUG EMAIL), "
+                "or pass --create-user."
             )
         user = User.objects.create_user(username)  # unusable password until changepassword
         self.stdout.write(

@@ -38,6 +38,8 @@ class Practice(models.Model):
 
     class Meta:
         ordering = ["slug"]
+        # The registry office (registry.office): sees and manages every practice.
+        permissions = [("view_registry", "Registry office: sees and manages every practice")]
 
     def __str__(self) -> str:
         return self.slug
