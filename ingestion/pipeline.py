@@ -36,6 +36,7 @@ from ingestion.faults import is_transient, retry_transient
 from ingestion.fhir import Rejection, Result, map_batch_entry, map_single
 from ingestion.fhir import practice_fingerprint_key as derive_fingerprint_key
 from ingestion.fhir.outcome import error_outcome
+from ingestion.fhir.shape import too_many_values_rejection, values_over
 from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
 from ingestion.monitoring.aggregate import ingestion_durations_observe
 from ingestion.monitoring.counters import (
@@ -275,7 +276,12 @@ def map_chunk(
     ``received_on``: the day the ingestion was queued, for each course's timeliness bucket.
     """
     validate = settings.REGISTRY_FHIR_VALIDATION
+    # Counted again: what was stored before the door counted (or under a higher limit) is
+    # refused here, not decoded.
+    most = settings.REGISTRY_MAX_ENTRY_NODES
     if kind == Ingestion.Kind.SINGLE:
+        if values_over(plaintext, most):
+            return [too_many_values_rejection("Bundle", most)]
         try:
             bundle = msgspec.json.decode(plaintext)
         except (msgspec.DecodeError, ValueError):
@@ -286,6 +292,9 @@ def map_chunk(
     for offset, raw in enumerate(_entries_decoder.decode(plaintext)):
         index = first_index + offset
         reference = f"Bundle.entry[{index}]"
+        if values_over(raw, most):
+            results.append(too_many_values_rejection(reference, most))
+            continue
         try:
             entry = msgspec.json.decode(raw)
         except (msgspec.DecodeError, ValueError):
