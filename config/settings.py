@@ -108,7 +108,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(REGISTRY_MAX_BODY_BYTES, 2_621_440)
 REGISTRY_MAX_BODY_NODES = env.int(
     "REGISTRY_MAX_BODY_NODES", default=max(REGISTRY_MAX_BODY_BYTES // 16, 1), minimum=1
 )
-REGISTRY_MAX_ENTRY_NODES = env.int("REGISTRY_MAX_ENTRY_NODES", default=100_000, minimum=1)
+REGISTRY_MAX_ENTRY_NODES = env.int("REGISTRY_MAX_ENTRY_NODES", default=50_000, minimum=1)
 # The web front (config/front.py): a connection's request headers must be complete this long
 # after it opens; a body may pause this long between pieces, and must be whole in this time.
 REGISTRY_HEADER_TIMEOUT_SECONDS = env.float("REGISTRY_HEADER_TIMEOUT_SECONDS", default=10.0)
