@@ -10,12 +10,13 @@
   of the web, the worker and PostgreSQL, SQL statements, submit latency (bench.realtime).
 * ``backlog``: extra task runs while 2,000 queued singles drain (bench.realtime).
 * ``bodymemory``: the web's peak memory for a 60 MB and a 600 MB body (bench.realtime).
+* ``bodies``: the worst bodies by shape at each door, and /healthz meanwhile (bench.bodies).
 """
 
 import subprocess
 import sys
 
-from bench import flood, million, realtime, run
+from bench import bodies, flood, million, realtime, run
 
 SECTIONS = {
     "pipeline": run.main,
@@ -25,6 +26,7 @@ SECTIONS = {
     "flood": flood.main,
     "million": million.main,
     "reliability": run.reliability_main,
+    "bodies": bodies.main,
 }
 
 # pipeline includes reliability
