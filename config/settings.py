@@ -104,9 +104,10 @@ REGISTRY_MAX_BODY_BYTES = env.int("REGISTRY_MAX_BODY_BYTES", default=64 * 1024 *
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(REGISTRY_MAX_BODY_BYTES, 2_621_440)
 # JSON values a body, and each of its entries (a single Bundle: the whole body), may hold,
 # counted on the bytes before anything decodes them (ingestion/fhir/shape.py); more is 413.
-# Real courses spend 22 to 95 bytes a value, so the default lets a full body through.
+# The BFDR examples spend 22 to 95 bytes a value, the test factories' compact courses 15.7:
+# at one value per 8 bytes a full body of either passes.
 REGISTRY_MAX_BODY_NODES = env.int(
-    "REGISTRY_MAX_BODY_NODES", default=max(REGISTRY_MAX_BODY_BYTES // 16, 1), minimum=1
+    "REGISTRY_MAX_BODY_NODES", default=max(REGISTRY_MAX_BODY_BYTES // 8, 1), minimum=1
 )
 REGISTRY_MAX_ENTRY_NODES = env.int("REGISTRY_MAX_ENTRY_NODES", default=50_000, minimum=1)
 # The web front (config/front.py): a connection's request headers must be complete this long
