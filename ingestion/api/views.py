@@ -177,7 +177,8 @@ def _parse(body: Body, *, chunk_entries: int, chunk_bytes: int) -> Submission:
 def _check_values(body: Body) -> None:
     limit = settings.REGISTRY_MAX_BODY_NODES
     if values_over(body, limit):
-        raise FhirError(413, "too-costly", too_many_values("The body", limit), expression="Bundle")
+        diagnostics = too_many_values("The body", limit, per_entry=False)
+        raise FhirError(413, "too-costly", diagnostics, expression="Bundle")
 
 
 def _check_entry_values(submission: Submission) -> None:
@@ -190,7 +191,8 @@ def _check_entry_values(submission: Submission) -> None:
         index = first_over(submission.entries, limit)
         over, where, expression = index is not None, "This entry", f"Bundle.entry[{index}]"
     if over:
-        raise FhirError(413, "too-costly", too_many_values(where, limit), expression=expression)
+        diagnostics = too_many_values(where, limit, per_entry=True)
+        raise FhirError(413, "too-costly", diagnostics, expression=expression)
 
 
 def _check_content_type(request: Request) -> None:

@@ -49,18 +49,20 @@ def first_over(entries: Iterable[Buffer], limit: int) -> int | None:
     return None
 
 
-def too_many_values(where: str, limit: int) -> str:
-    """What a client is told of a body (``where``: "The body") or an entry over its limit."""
+def too_many_values(where: str, limit: int, *, per_entry: bool) -> str:
+    """What a client is told of a body or an entry (``where``) over the body's limit or the
+    entry's (a single Bundle is held to the entry's limit whole)."""
+    per = "entry (a single Bundle counts as one entry)" if per_entry else "body"
     return (
         f"{where} holds more than {limit:,} JSON values (arrays, objects and the values in "
-        f"them), the limit per {'body' if where == 'The body' else 'entry'}; send it in parts "
-        "or send fewer, flatter values."
+        f"them), the limit per {per}; send it in parts or send fewer, flatter values."
     )
 
 
 def too_many_values_rejection(reference: str, limit: int) -> Rejection:
     """An entry (or a single Bundle) stored before the limit was checked, refused unread."""
-    diagnostics = too_many_values("This entry" if "entry" in reference else "The body", limit)
+    where = "This entry" if "entry" in reference else "The body"
+    diagnostics = too_many_values(where, limit, per_entry=True)
     outcome = error_outcome("too-costly", diagnostics, expression=reference)
     return Rejection(reference=reference, operation_outcome=outcome)
 

@@ -68,8 +68,8 @@ def test_an_nvss_message_over_the_entry_limit_is_413(api, limits):
     message = load("BirthRecordSubmissionMessage.json")
     assert values_in(_dumps(message)) > 500  # the message is one course: its whole body counts
     limits.REGISTRY_MAX_ENTRY_NODES = 500
-    _refused(api.submit(message), 500, "body", "Bundle")
-    _refused(api.validate(message), 500, "body", "Bundle")
+    _refused(api.submit(message), 500, "entry", "Bundle")
+    _refused(api.validate(message), 500, "entry", "Bundle")
 
 
 def test_real_courses_pass_the_default_limits(api):
