@@ -10,6 +10,7 @@
   of the web, the worker and PostgreSQL, SQL statements, submit latency (bench.realtime).
 * ``backlog``: extra task runs while 2,000 queued singles drain (bench.backlog).
 * ``bodymemory``: the web's peak memory for a 60 MB and a 600 MB body (bench.bodymemory).
+* ``bodies``: the worst bodies by shape at each door, and /healthz meanwhile (bench.bodies).
 
 What they share: bench.harness (the bench's database, the started processes), bench.client
 (the API from a client's side), bench.metering (CPU and statement counts), bench.report.
@@ -22,7 +23,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from bench import backlog, bodymemory, flood, million, pipeline, realtime, reliability
+from bench import backlog, bodies, bodymemory, flood, million, pipeline, realtime, reliability
 
 SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "pipeline": pipeline.main,
@@ -32,6 +33,7 @@ SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "flood": flood.main,
     "million": million.main,
     "reliability": reliability.main,
+    "bodies": bodies.main,
 }
 # pipeline includes reliability
 EVERY = ["pipeline", "realtime", "backlog", "bodymemory", "flood", "million"]

@@ -21,6 +21,13 @@ replaces the Host header, as the RFC says.
 And the threads (:class:`OneHandOffHandler`): once its body is in, a request's synchronous
 code, the middleware and the view, runs in one hand-off on one of ``REGISTRY_WEB_THREADS``
 long-lived threads, not on a thread started for it.
+
+While a body comes in, the event loop only counts its pieces and writes them to the file
+Django spools it to; checking and decoding it run on the request's thread. A thread keeps
+the GIL for as long as one C call lasts, though, and decoding issue 31's body (25 million
+values) was such a call, seconds long, while the loop answered nobody. So the door counts a
+body's values a MiB per call and refuses one over the limits before anything decodes it
+(ingestion/fhir/shape.py, the API's ``_parse``).
 """
 
 from __future__ import annotations

@@ -51,6 +51,14 @@ if env.str("SECURE_PROXY_SSL_HEADER", default=""):  # believed anyone's X-Forwar
 REGISTRY_MAX_BODY_BYTES = env.int("REGISTRY_MAX_BODY_BYTES", default=64 * 1024 * 1024, minimum=1)
 # Django refuses to read a body above this; the API answers 413 itself before that point.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(REGISTRY_MAX_BODY_BYTES, 2_621_440)
+# JSON values a body, and each of its entries (a single Bundle: the whole body), may hold,
+# counted on the bytes before anything decodes them (ingestion/fhir/shape.py); more is 413.
+# The BFDR examples spend 22 to 95 bytes a value, the test factories' compact courses 15.7:
+# at one value per 8 bytes a full body of either passes.
+REGISTRY_MAX_BODY_NODES = env.int(
+    "REGISTRY_MAX_BODY_NODES", default=max(REGISTRY_MAX_BODY_BYTES // 8, 1), minimum=1
+)
+REGISTRY_MAX_ENTRY_NODES = env.int("REGISTRY_MAX_ENTRY_NODES", default=50_000, minimum=1)
 # The web front (config/front.py): a connection's request headers must be complete this long
 # after it opens; a body may pause this long between pieces, and must be whole in this time.
 REGISTRY_HEADER_TIMEOUT_SECONDS = env.float("REGISTRY_HEADER_TIMEOUT_SECONDS", default=10.0)

@@ -19,6 +19,7 @@ from ingestion.api.capability import api_base
 from ingestion.api.errors import FhirError
 from ingestion.api.ratelimit import enforce_rate_limit, rate_counter
 from ingestion.api.unsupported import FhirView
+from ingestion.fhir.shape import first_over, too_many_values, values_over
 from ingestion.intake.services import ingestion_for_key, ingestion_retried, ingestion_submit
 from ingestion.intake.submission import Body, NotABundle, Submission, parse_submission
 from ingestion.lifecycle.preview import bundle_validate
@@ -170,10 +171,34 @@ def _idempotency_key(request: Request) -> str | None:
 
 
 def _parse(body: Body, *, chunk_entries: int, chunk_bytes: int) -> Submission:
+    _check_values(body)  # before anything decodes it: its cost grows with its values
     try:
-        return parse_submission(body, chunk_entries=chunk_entries, chunk_bytes=chunk_bytes)
+        submission = parse_submission(body, chunk_entries=chunk_entries, chunk_bytes=chunk_bytes)
     except NotABundle as error:
         raise FhirError(400, "structure", str(error), expression="Bundle.resourceType") from None
+    _check_entry_values(submission)
+    return submission
+
+
+def _check_values(body: Body) -> None:
+    limit = settings.REGISTRY_MAX_BODY_NODES
+    if values_over(body, limit):
+        diagnostics = too_many_values("The body", limit, per_entry=False)
+        raise FhirError(413, "too-costly", diagnostics, expression="Bundle")
+
+
+def _check_entry_values(submission: Submission) -> None:
+    """What the worker decodes at once holds at most ``REGISTRY_MAX_ENTRY_NODES`` values: each
+    entry of a batch, or the whole of a single Bundle."""
+    limit = settings.REGISTRY_MAX_ENTRY_NODES
+    if submission.kind == "single":
+        over, where, expression = values_over(submission.body, limit), "The body", "Bundle"
+    else:
+        index = first_over(submission.entries, limit)
+        over, where, expression = index is not None, "This entry", f"Bundle.entry[{index}]"
+    if over:
+        diagnostics = too_many_values(where, limit, per_entry=True)
+        raise FhirError(413, "too-costly", diagnostics, expression=expression)
 
 
 def _check_content_type(request: Request) -> None:

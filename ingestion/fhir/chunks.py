@@ -15,6 +15,7 @@ from .mapping import map_batch_entry, map_single
 from .messages import SubmissionKind
 from .model import Rejection, Result
 from .outcome import error_outcome
+from .shape import too_many_values_rejection, values_over
 from .validation import validate_course
 
 _entries_decoder = msgspec.json.Decoder(list[msgspec.Raw])
@@ -28,13 +29,19 @@ def map_chunk(
     received_on: date | None = None,
     *,
     validate: bool = False,
+    most_values: int | None = None,
 ) -> list[Result]:
     """Decode a staged chunk and map it.
 
     ``received_on``: the day the ingestion was queued, for each course's timeliness bucket.
     ``validate``: the optional full FHIR validation (``REGISTRY_FHIR_VALIDATION``).
+    ``most_values``: the JSON values an entry (a single: its Bundle) may hold
+    (``REGISTRY_MAX_ENTRY_NODES``), counted again here, so that what was stored before the door
+    counted (or under a higher limit) is refused, not decoded.
     """
     if kind == "single":
+        if most_values is not None and values_over(plaintext, most_values):
+            return [too_many_values_rejection("Bundle", most_values)]
         try:
             bundle = msgspec.json.decode(plaintext)
         except (msgspec.DecodeError, ValueError):
@@ -45,6 +52,9 @@ def map_chunk(
     for offset, raw in enumerate(_entries_decoder.decode(plaintext)):
         index = first_index + offset
         reference = f"Bundle.entry[{index}]"
+        if most_values is not None and values_over(raw, most_values):
+            results.append(too_many_values_rejection(reference, most_values))
+            continue
         try:
             entry = msgspec.json.decode(raw)
         except (msgspec.DecodeError, ValueError):

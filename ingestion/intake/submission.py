@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import codecs
 import re
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import accumulate
 from mmap import mmap
 from typing import Literal, TypeAlias
 
@@ -114,8 +116,11 @@ def parse_submission(body: Body, *, chunk_entries: int, chunk_bytes: int) -> Sub
 _ESCAPE = re.compile(rb"\\.", re.DOTALL)
 _STRING = re.compile(rb'"[^"]*"')
 _NOT_STRUCTURE = bytes(set(range(256)) - set(b'"[]{}'))
-# Depth is what matters here; a "[" closed by "}" is left for the JSON decoder to refuse.
-_CURLY_AS_SQUARE = bytes.maketrans(b"{}", b"[]")
+# Depth is what matters here; a "[" closed by "}" is left for the JSON decoder to refuse. An
+# opening bracket is a step of +1, a closing one of -1 (0xFF read as a signed byte).
+_BRACKET_STEPS = bytes.maketrans(b"[]{}", b"\x01\xff\x01\xff")
+# Brackets counted per C call: a bounded hold of the GIL, so the event loop keeps answering.
+DEPTH_BLOCK = 1 << 20
 
 
 def check_nesting(body: Body, limit: int = MAX_NESTING) -> None:
@@ -124,25 +129,33 @@ def check_nesting(body: Body, limit: int = MAX_NESTING) -> None:
 
     Only quotes and brackets are kept (escapes dropped first), then the strings go; two
     adjacent quotes can always go (an empty string, or two strings with nothing between
-    them), which leaves few strings for the regex. With braces read as square brackets,
-    each pass removes the innermost pairs, so a body of depth d is empty after d passes.
+    them), which leaves few strings for the regex. With braces read as square brackets, the
+    depth is the highest running count of open brackets, taken a block at a time in C (one
+    pass, however deep: a pass per level cost 20 s on 400,000 arrays nested 62 deep).
     Unclosed brackets are refused here too (a parser skipping them could recurse as deep).
     """
     structure = _structure(body).replace(b'""', b"")
-    brackets = _STRING.sub(b"", structure).translate(_CURLY_AS_SQUARE)
-    for _ in range(limit):
-        inner = brackets.replace(b"[]", b"")
-        if inner == brackets:
-            break
-        brackets = inner
-    if not brackets:
-        return
-    if brackets == brackets.replace(b"[]", b""):
+    # An odd quote left over is deleted here: the decoder refuses it.
+    deepest = _deepest(_STRING.sub(b"", structure).translate(_BRACKET_STEPS, b'"'))
+    if deepest is None:
         raise NotABundle("The body is not valid JSON: its brackets do not match.")
-    raise NotABundle(
-        f"The body nests arrays and objects deeper than {limit} levels; a FHIR Bundle "
-        "needs far fewer."
-    )
+    if deepest > limit:
+        raise NotABundle(
+            f"The body nests arrays and objects deeper than {limit} levels; a FHIR Bundle "
+            "needs far fewer."
+        )
+
+
+def _deepest(steps: bytes) -> int | None:
+    """The highest running sum of ``steps`` (bytes of +1 and -1), or None when the sum goes
+    below zero or does not end at zero."""
+    deepest, depth = 0, 0
+    for start in range(0, len(steps), DEPTH_BLOCK):
+        running = list(accumulate(array("b", steps[start : start + DEPTH_BLOCK]), initial=depth))
+        if min(running) < 0:
+            return None
+        deepest, depth = max(deepest, max(running)), running[-1]
+    return deepest if depth == 0 else None
 
 
 def _structure(body: Body) -> bytes:

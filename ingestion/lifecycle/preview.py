@@ -43,7 +43,12 @@ def bundle_validate(*, practice: Practice, submission: Submission) -> dict[str, 
         result
         for chunk in submission.chunks()
         for result in map_chunk(
-            submission.kind, chunk.plaintext, chunk.first_index, key, validate=validate
+            submission.kind,
+            chunk.plaintext,
+            chunk.first_index,
+            key,
+            validate=validate,
+            most_values=settings.REGISTRY_MAX_ENTRY_NODES,
         )
     ]
     return preview_outcome(results, records_plan(practice=practice, results=results))

@@ -85,6 +85,7 @@ def decrypt_and_map(claim: Claim, staged: Mapping[str, Any], key: bytes) -> list
         key,
         claim.received_on,
         validate=settings.REGISTRY_FHIR_VALIDATION,
+        most_values=settings.REGISTRY_MAX_ENTRY_NODES,
     )
 
 

@@ -102,12 +102,16 @@ def _forget_try(chunk_id: int, position: int) -> None:
 
 
 def _map_alone(claim: Claim, entry: bytes, index: int, key: bytes, reference: str) -> list[Result]:
-    validate = settings.REGISTRY_FHIR_VALIDATION
+    validate, most = settings.REGISTRY_FHIR_VALIDATION, settings.REGISTRY_MAX_ENTRY_NODES
     try:
         if claim.kind == Ingestion.Kind.SINGLE:
-            return map_chunk(claim.kind, entry, 0, key, claim.received_on, validate=validate)
+            return map_chunk(
+                claim.kind, entry, 0, key, claim.received_on, validate=validate, most_values=most
+            )
         alone = b"[" + entry + b"]"
-        return map_chunk(claim.kind, alone, index, key, claim.received_on, validate=validate)
+        return map_chunk(
+            claim.kind, alone, index, key, claim.received_on, validate=validate, most_values=most
+        )
     except Exception as error:  # the kind only: a message could quote the entry
         log.warning(
             "ingestion %s: %s could not be mapped (%s)",
