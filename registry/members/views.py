@@ -48,10 +48,12 @@ THROTTLED = "Too many invitations were sent in the last while: try again later."
 
 
 def link_origin(request: HttpRequest) -> str:
-    """The site's address in an invitation's link: ``REGISTRY_PUBLIC_URL``, never the request's
-    Host header (a client chooses it), except with no public address configured, where no mail
-    is sent and the link is shown only to the person who asked."""
-    return settings.REGISTRY_PUBLIC_URL or f"{request.scheme}://{request.get_host()}"
+    """The site's address in an invitation's link. A mailed link takes ``REGISTRY_PUBLIC_URL``,
+    never the request's Host header (a client chooses it); with no mail configured the link is
+    shown only to the person who asked, at the address they used."""
+    if settings.REGISTRY_PASSWORD_RESET and settings.REGISTRY_PUBLIC_URL:
+        return str(settings.REGISTRY_PUBLIC_URL)
+    return f"{request.scheme}://{request.get_host()}"
 
 
 def may_manage_members(membership: Membership) -> bool:
