@@ -10,6 +10,7 @@ call after the pause tries again.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 from django.conf import settings
@@ -21,18 +22,23 @@ class Breaker:
     def __init__(self, name: str) -> None:
         self.name = name
         self._open_until = 0.0
+        self._lock = threading.Lock()
 
     @property
     def is_open(self) -> bool:
         return time.monotonic() < self._open_until
 
     def trip(self, error: BaseException) -> None:
-        """Open for a while; log the kind of error only."""
+        """Open for a while; log the kind of error only, once per opening: calls that began
+        before it opened (a request's and a metrics thread's, say) fail together."""
         seconds = settings.REGISTRY_REDIS_BREAKER_SECONDS
-        self._open_until = time.monotonic() + seconds
-        log.warning(
-            "%s unavailable (%s): skipping it for %ss", self.name, type(error).__name__, seconds
-        )
+        with self._lock:
+            was_open = self.is_open
+            self._open_until = time.monotonic() + seconds
+        if not was_open:
+            log.warning(
+                "%s unavailable (%s): skipping it for %ss", self.name, type(error).__name__, seconds
+            )
 
     def close(self) -> None:
         self._open_until = 0.0
