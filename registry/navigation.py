@@ -31,13 +31,21 @@ class Link:
     current: bool = False
 
 
+_KNOWN_MEMBER = "_registry_member"
+
+
 def may_use_settings(user: AbstractBaseUser | AnonymousUser) -> bool:
     """Members of a practice, and the registry office (who choose among all practices)."""
     if not user.is_authenticated or not user.is_active:
         return False
     if is_registry_office(user):
         return True
-    return Membership.objects.filter(user_id=user.pk).exists()
+    # Kept on the user object: the page's view and its header both ask, once each.
+    known = getattr(user, _KNOWN_MEMBER, None)
+    if known is None:
+        known = Membership.objects.filter(user_id=user.pk).exists()
+        setattr(user, _KNOWN_MEMBER, known)
+    return bool(known)
 
 
 def may_use_review_admin(user: AbstractBaseUser | AnonymousUser) -> bool:
