@@ -43,9 +43,11 @@ def office(transactional_db, settings) -> User:
 
 
 @pytest.fixture
-def stack(office, settings, tmp_path) -> Iterator[Inbox]:
-    """Mail from this process (the live server) to a real SMTP server, and a worker."""
+def stack(office, settings, tmp_path, live_server) -> Iterator[Inbox]:
+    """Mail from this process (the live server) to a real SMTP server, and a worker. The
+    mailed links name the site by REGISTRY_PUBLIC_URL, here the live server's address."""
     with smtp_server() as (inbox, port), celery_worker(tmp_path, "onboarding"):
+        settings.REGISTRY_PUBLIC_URL = live_server.url
         settings.REGISTRY_PASSWORD_RESET = True
         settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
         settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", port
