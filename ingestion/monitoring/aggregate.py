@@ -129,11 +129,14 @@ def http_request_observe(*, endpoint: str, status: int, seconds: float) -> None:
     aggregate.add(increments)
 
 
-def ingestion_durations_observe(seconds: Sequence[float]) -> None:
-    """Submit to completed, for each ingestion just completed."""
+def ingestion_durations_observe(durations: Sequence[tuple[float, str]]) -> None:
+    """Submit to completed, for each ingestion just completed, with its kind (single or
+    batch): a single held behind other work shows in its own buckets."""
     increments: dict[str, float] = defaultdict(float)
-    for value in seconds:
-        for name, added in observation("ingestion_duration", "", value, INGESTION_BUCKETS).items():
+    for value, kind in durations:
+        for name, added in observation(
+            "ingestion_duration", kind, value, INGESTION_BUCKETS
+        ).items():
             increments[name] += added
     if increments:
         aggregate.add(increments)

@@ -137,10 +137,14 @@ def _shared() -> Iterator[Metric]:
         http.add_metric([endpoint], buckets, total)
     yield http
     ingestion = HistogramMetricFamily(
-        "registry_ingestion_duration_seconds", "Time from submitted to completed."
+        "registry_ingestion_duration_seconds",
+        "Time from submitted to completed, by kind (single or batch).",
+        labels=["kind"],
     )
-    buckets, total = _buckets(durations["ingestion_duration"].get("", {}), INGESTION_BUCKETS)
-    ingestion.add_metric([], buckets, total)
+    for kind, tally in sorted(durations["ingestion_duration"].items()):
+        if kind:  # a field without a kind was written before kinds were kept
+            buckets, total = _buckets(tally, INGESTION_BUCKETS)
+            ingestion.add_metric([kind], buckets, total)
     yield ingestion
 
 

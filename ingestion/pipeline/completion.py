@@ -40,7 +40,7 @@ PROGRESS = """
            completed_at = CASE WHEN s.remaining = 0 THEN %(now)s ELSE completed_at END
       FROM (SELECT count(*) AS remaining FROM {staged} WHERE ingestion_id = %(id)s) AS s
      WHERE id = %(id)s
- RETURNING status, practice_id, queued_at
+ RETURNING status, practice_id, queued_at, kind
 """
 
 
@@ -81,23 +81,25 @@ def record_progress(
     }
     with connection.cursor() as cursor:
         cursor.execute(sql(PROGRESS), parameters)
-        status, practice_id, queued_at = cursor.fetchone()
+        status, practice_id, queued_at, kind = cursor.fetchone()
     completed = status == Ingestion.Status.COMPLETED
     tally = tally_of(outcome.accepted, outcome.rejected, completed=int(completed))
     pipeline_counts_add(practice_id=practice_id, tally=tally)
     if completed:
-        announce_completed([(ingestion_id, queued_at)], parameters["now"])
+        announce_completed([(ingestion_id, queued_at, kind)], parameters["now"])
     return completed
 
 
-def announce_completed(ingestions: list[tuple[UUID, Any]], completed_at: datetime) -> None:
+def announce_completed(ingestions: list[tuple[UUID, Any, str]], completed_at: datetime) -> None:
     """Once committed: a log line per ingestion, and its submit-to-completed time for
-    ``/metrics``' histogram."""
-    seconds = [(completed_at - aware(queued_at)).total_seconds() for _, queued_at in ingestions]
+    ``/metrics``' histogram, by kind (single or batch)."""
+    seconds = [(completed_at - aware(queued_at)).total_seconds() for _, queued_at, _ in ingestions]
 
     def said() -> None:
-        ingestion_durations_observe(seconds)
-        for (identifier, _), took in zip(ingestions, seconds, strict=True):
+        ingestion_durations_observe(
+            [(took, kind) for (_, _, kind), took in zip(ingestions, seconds, strict=True)]
+        )
+        for (identifier, _, _), took in zip(ingestions, seconds, strict=True):
             log.info(
                 "ingestion %s completed, %.1f s after it was queued",
                 identifier,
@@ -114,7 +116,9 @@ def ingestion_complete(ingestion_id: UUID) -> None:
     unfinished = Ingestion.objects.filter(id=ingestion_id, status=Ingestion.Status.PROCESSING)
     now = timezone.now()
     with transaction.atomic():
-        found = unfinished.select_for_update().values_list("practice_id", "queued_at").first()
+        found = (
+            unfinished.select_for_update().values_list("practice_id", "queued_at", "kind").first()
+        )
         if found is None:
             return
         updated = unfinished.filter(~Exists(staged)).update(
@@ -122,7 +126,7 @@ def ingestion_complete(ingestion_id: UUID) -> None:
         )
         if updated:
             pipeline_counts_add(practice_id=found[0], tally=Tally(ingestions_completed=1))
-            announce_completed([(ingestion_id, found[1])], now)
+            announce_completed([(ingestion_id, found[1], found[2])], now)
 
 
 def ingestion_fail(ingestion_id: UUID, diagnostics: str) -> None:

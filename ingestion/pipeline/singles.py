@@ -270,7 +270,10 @@ def _complete_singles(
         parameters += counting[1]
     with connection.cursor() as cursor:
         cursor.execute(statement, parameters)
-    announce_completed([(s.claim.ingestion_id, s.claim.queued_at) for s in singles], now)
+    announce_completed(
+        [(s.claim.ingestion_id, s.claim.queued_at, Ingestion.Kind.SINGLE.value) for s in singles],
+        now,
+    )
 
 
 def _release(claims: list[Claim]) -> None:

@@ -81,7 +81,9 @@ def test_the_embedded_default_ingests_amends_and_retracts(tmp_path):
         'registry_http_requests_total{endpoint="submit-bundle",status="202"} 3.0'
         in (seen["metrics"])
     )
-    assert "registry_ingestion_duration_seconds_count 3.0" in seen["metrics"]
+    # By kind (issue 34): the two single-course Bundles and the batch.
+    assert 'registry_ingestion_duration_seconds_count{kind="single"} 2.0' in seen["metrics"]
+    assert 'registry_ingestion_duration_seconds_count{kind="batch"} 1.0' in seen["metrics"]
     assert seen["pipeline"] == 200
     assert (tmp_path / "registry.sqlite3").exists()
     assert (tmp_path / "secrets.json").exists()

@@ -104,10 +104,12 @@ def test_the_ingestion_and_record_figures_move_with_a_batch(
     assert value(done, "registry_ingestion_oldest_queued_seconds") == 0
     assert moved(before, done, "registry_records_total", outcome="accepted") == 2
     assert moved(before, done, "registry_records_total", outcome="rejected") == 1
-    assert moved(before, done, "registry_ingestion_duration_seconds_count") == 1
-    assert moved(before, done, "registry_ingestion_duration_seconds_sum") >= 100
-    assert moved(before, done, "registry_ingestion_duration_seconds_bucket", le="60.0") == 0
-    assert moved(before, done, "registry_ingestion_duration_seconds_bucket", le="+Inf") == 1
+    duration = "registry_ingestion_duration_seconds"
+    assert moved(before, done, f"{duration}_count", kind="batch") == 1
+    assert moved(before, done, f"{duration}_sum", kind="batch") >= 100
+    assert moved(before, done, f"{duration}_bucket", kind="batch", le="60.0") == 0
+    assert moved(before, done, f"{duration}_bucket", kind="batch", le="+Inf") == 1
+    assert moved(before, done, f"{duration}_count", kind="single") == 0
     exposition = client.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"}).content
     assert b"M-1" not in exposition and b"Quinn" not in exposition
     assert ingestion_id.encode() not in exposition
@@ -135,7 +137,7 @@ def test_waiting_singles_applied_together_count_their_kinds_of_outcome(
     assert moved(before, after, "registry_records_total", outcome="flagged") == 1
     assert moved(before, after, "registry_records_total", outcome="retracted") == 1
     assert moved(before, after, "registry_records_total", outcome="rejected") == 1
-    assert moved(before, after, "registry_ingestion_duration_seconds_count") == 4
+    assert moved(before, after, "registry_ingestion_duration_seconds_count", kind="single") == 4
 
 
 @override_settings(REGISTRY_METRICS_TOKEN=TOKEN)
