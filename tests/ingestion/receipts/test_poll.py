@@ -6,6 +6,8 @@ import uuid
 
 import orjson
 import pytest
+from django.db import transaction
+from django.test import override_settings
 
 from ingestion.models import Ingestion
 from ingestion.pipeline.claims import claim
@@ -112,3 +114,29 @@ def test_an_answer_read_before_the_change_is_not_kept_after_it():
     keep_receipt(practice_id=1, ingestion_id=ingestion_id, kept=Kept("0 of 1 entry", b"{}"))
 
     assert kept_receipt(practice_id=1, ingestion_id=ingestion_id) is None
+
+
+def test_the_commit_forgets_again_what_was_kept_while_the_change_was_open(
+    api, django_capture_on_commit_callbacks
+):
+    """Another process's poll, reading before the claim committed, kept ``queued`` after the
+    marker had gone: the commit forgets it again."""
+    ingestion_id = queued(api)
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        claim(uuid.UUID(ingestion_id))
+        expire(ingestion_id)
+        kept = Kept("0 of 2 entries", b'{"status":"queued"}')
+        keep_receipt(practice_id=api.practice.id, ingestion_id=uuid.UUID(ingestion_id), kept=kept)
+
+    assert api.receipt(ingestion_id).json()["status"] == "processing"
+
+
+@override_settings(CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}})
+def test_without_redis_nothing_is_kept(api):
+    """The embedded default: every poll reads the database, and answers as before."""
+    ingestion_id = queued(api)
+    api.receipt(ingestion_id)
+
+    assert api.receipt(ingestion_id).json()["status"] == "queued"
+    claim(uuid.UUID(ingestion_id))
+    assert api.receipt(ingestion_id).json()["status"] == "processing"
