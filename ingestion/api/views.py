@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from typing import cast
+from uuid import UUID
 
+import orjson
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.handlers.asgi import ASGIRequest
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.urls import reverse
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,9 +27,9 @@ from ingestion.intake.services import ingestion_for_key, ingestion_retried, inge
 from ingestion.intake.submission import Body, NotABundle, Submission, parse_submission
 from ingestion.lifecycle.preview import bundle_validate
 from ingestion.models import Ingestion
-from ingestion.receipts.progress import progress_headers
+from ingestion.receipts.cache import Kept, keep_receipt, kept_receipt
+from ingestion.receipts.poll import ingestion_polled
 from ingestion.receipts.receipt import pieces_async, receipt_stream
-from ingestion.receipts.selectors import ingestion_get, ingestion_receipt
 from keys.authentication import ApiKeyAuthentication
 from keys.models import INGEST_READ, INGEST_WRITE, ApiKey
 from keys.permissions import HasScope
@@ -120,18 +123,44 @@ class IngestionStatusView(RegistryApiView):
     )
 
     @schema.status
-    def get(self, request: Request, ingestion: str) -> Response | StreamingHttpResponse:
+    def get(self, request: Request, ingestion: str) -> HttpResponseBase:
         enforce_rate_limit(request, group=self.rate_group)
-        found = ingestion_get(practice=self.practice(request), ingestion_id=ingestion)
+        practice_id = cast(ApiKey, request.auth).practice_id
+        ingestion_id = _uuid(ingestion)
+        if ingestion_id is not None:
+            kept = kept_receipt(practice_id=practice_id, ingestion_id=ingestion_id)
+            if kept is not None:  # a queued ingestion polled a moment ago: no SQL
+                about_ingestion_id.set(str(ingestion_id))
+                return _polled_response(kept)
+        found = None
+        if ingestion_id is not None:
+            found = ingestion_polled(practice_id=practice_id, ingestion_id=ingestion_id)
         if found is None:
             raise FhirError(404, "not-found", "No ingestion with this id for this practice.")
-        about_ingestion_id.set(str(found.id))  # the request's log lines are about it
-        if found.finished:
-            return _streamed_receipt(request, found)
-        receipt = ingestion_receipt(found)
-        headers = progress_headers(receipt)
-        headers["Retry-After"] = str(settings.REGISTRY_POLL_RETRY_AFTER_SECONDS)
-        return Response(receipt, headers=headers, content_type="application/json")
+        about_ingestion_id.set(str(found.ingestion.id))  # the request's log lines are about it
+        if found.progress is None:  # finished
+            return _streamed_receipt(request, found.ingestion)
+        kept = Kept(found.progress.header(), orjson.dumps(found.receipt()))
+        if found.ingestion.status == Ingestion.Status.QUEUED:  # unchanged until it is claimed
+            keep_receipt(practice_id=practice_id, ingestion_id=found.ingestion.id, kept=kept)
+        return _polled_response(kept)
+
+
+def _uuid(text: str) -> UUID | None:
+    """None for a malformed id: answered as an unknown one."""
+    try:
+        return UUID(text)
+    except ValueError:
+        return None
+
+
+def _polled_response(kept: Kept) -> HttpResponse:
+    """An unfinished ingestion's receipt: the body as the API's renderer writes it."""
+    headers = {
+        "X-Progress": kept.progress,
+        "Retry-After": str(settings.REGISTRY_POLL_RETRY_AFTER_SECONDS),
+    }
+    return HttpResponse(kept.body, content_type="application/json", headers=headers)
 
 
 def _streamed_receipt(request: Request, ingestion: Ingestion) -> StreamingHttpResponse:

@@ -14,6 +14,7 @@ from django.utils import timezone
 from ingestion.faults import retry_transient
 from ingestion.fhir import practice_fingerprint_key as derive_fingerprint_key
 from ingestion.models import Ingestion, StagedChunk
+from ingestion.receipts.cache import forget_on_commit
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,7 @@ def _claim_once(ingestion_id: UUID) -> Claim | None:
         row = cursor.fetchone()
     if row is None:
         return None
+    forget_on_commit([ingestion_id])  # a poll reads processing from now on
     practice_id, kind, attempts, fruitless, chunk_count, queued_at = row
     return Claim(
         ingestion_id,

@@ -18,6 +18,7 @@ from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
 from ingestion.monitoring.aggregate import ingestion_durations_observe
 from ingestion.monitoring.counters import Tally, pipeline_counts_add, tally_of
 from ingestion.pipeline.claims import aware, db_uuid, lease_end, sql
+from ingestion.receipts.cache import forget_on_commit
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +92,10 @@ def record_progress(
 
 
 def announce_completed(ingestions: list[tuple[UUID, Any, str]], completed_at: datetime) -> None:
-    """Once committed: a log line per ingestion, and its submit-to-completed time for
-    ``/metrics``' histogram, by kind (single or batch)."""
+    """Once committed: a log line per ingestion, its submit-to-completed time for
+    ``/metrics``' histogram by kind (single or batch), and no kept receipt
+    (ingestion.receipts.cache)."""
+    forget_on_commit(identifier for identifier, _, _ in ingestions)
     seconds = [(completed_at - aware(queued_at)).total_seconds() for _, queued_at, _ in ingestions]
 
     def said() -> None:
@@ -148,4 +151,5 @@ def ingestion_fail(ingestion_id: UUID, diagnostics: str) -> None:
             lease_expires_at=None,
             failure=error_outcome("exception", diagnostics, expression="Bundle"),
         )
+        forget_on_commit([ingestion_id])  # a queued one's kept receipt
     log.error("ingestion %s failed: %s", ingestion_id, diagnostics)

@@ -40,6 +40,7 @@ from ingestion.pipeline.completion import (
     ingestion_complete,
     ingestion_fail,
 )
+from ingestion.receipts.cache import forget_on_commit
 from registry.bulk import insert_rows
 from registry.locks import rows_then_lock_practice
 from registry.models import Practice
@@ -111,7 +112,7 @@ def _claim_waiting(practice_id: int, most: int) -> list[Claim]:
             cursor.execute(sql(WAITING_SINGLES), parameters)
             return cursor.fetchall()
 
-    return [
+    claims = [
         Claim(
             identifier,
             practice_id,
@@ -124,6 +125,8 @@ def _claim_waiting(practice_id: int, most: int) -> list[Claim]:
         )
         for identifier, attempts, fruitless, queued_at in retry_transient(take, what="singles")
     ]
+    forget_on_commit(c.ingestion_id for c in claims)  # a poll reads processing from now on
+    return claims
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,9 +8,7 @@ never runs ahead of the records it describes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from django.db.models import Sum
 
@@ -38,11 +36,3 @@ def ingestion_progress(ingestion: Ingestion) -> Progress | None:
     left = StagedChunk.objects.filter(ingestion=ingestion).aggregate(n=Sum("entry_count"))["n"]
     total = ingestion.entry_count
     return Progress(processed=max(0, total - (left or 0)), total=total)
-
-
-def progress_headers(receipt: Mapping[str, Any]) -> dict[str, str]:
-    """``X-Progress`` (the FHIR asynchronous pattern's header) from the receipt's figures."""
-    progress = receipt.get("progress")
-    if not progress:
-        return {}
-    return {"X-Progress": Progress(progress["processed"], progress["total"]).header()}

@@ -3,20 +3,9 @@
 from __future__ import annotations
 
 from typing import Any
-from uuid import UUID
 
 from ingestion.models import Ingestion, OutcomeChunk
 from ingestion.receipts.progress import ingestion_progress
-from registry.models import Practice
-
-
-def ingestion_get(*, practice: Practice, ingestion_id: str) -> Ingestion | None:
-    """The practice's ingestion with this id; None for unknown, malformed or foreign ids."""
-    try:
-        identifier = UUID(ingestion_id)
-    except ValueError:
-        return None
-    return Ingestion.objects.filter(id=identifier, practice=practice).first()
 
 
 def ingestion_receipt(ingestion: Ingestion) -> dict[str, Any]:
