@@ -45,6 +45,7 @@ urlpatterns = [
     path("settings/key/", include("keys.urls")),
     path("settings/sandbox/", include("ingestion.sandbox.urls")),
     path("settings/", include("registry.urls")),
+    path("registry/", include("office.urls")),  # the registry office's console
 ]
 
 handler400 = errors.bad_request

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "registry",
     "keys",
     "ingestion",
+    "office",
     "config.apps.SiteConfig",  # the deploy checks (config/proxy.py)
 ]
 

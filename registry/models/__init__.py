@@ -1,6 +1,8 @@
 """The registry's tables: practices, members, records and their history (core.py), and
-invitations with the record of membership changes (members.py)."""
+invitations with the record of membership changes (members.py), and the registry
+office's counts per practice and day (activity.py)."""
 
+from registry.models.activity import ReceivedCount, SubmissionCount
 from registry.models.core import (
     CHILD_COLUMNS,
     COUNT_FIELDS,
@@ -13,6 +15,7 @@ from registry.models.core import (
     Practice,
     Provider,
     Record,
+    RecordCounts,
     RecordVersion,
     ReviewDecision,
     Timeliness,
@@ -34,9 +37,12 @@ __all__ = [
     "MembershipEvent",
     "Practice",
     "Provider",
+    "ReceivedCount",
     "Record",
+    "RecordCounts",
     "RecordVersion",
     "ReviewDecision",
+    "SubmissionCount",
     "Timeliness",
     "Transfer",
     "slug_validator",

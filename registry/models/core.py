@@ -384,22 +384,10 @@ class ReviewDecision(models.Model):
         return f"{self.get_action_display()} by {self.decided_by_username}"
 
 
-class BirthCount(models.Model):
-    """The statistics' counts of a practice for one birth year and one group, kept current.
+class RecordCounts(models.Model):
+    """The counts kept of a set of live records (COUNT_FIELDS, in that order): what each
+    record contributes is :func:`registry.statistics.counts.contribution`'s."""
 
-    ``group`` is ``all`` (every birth) or an attendant role; ``birth_year`` is the record's
-    birth year, 0 when unknown. Each count is the sum of what the practice's live records
-    contribute (:func:`registry.statistics.counts.contribution`); every change to a record
-    changes these rows in the same transaction (:func:`registry.statistics.counts.counts_kept`),
-    so they always equal a recount (``manage.py recount_statistics --check``) and a page never
-    counts records.
-    """
-
-    ALL = "all"
-
-    practice = models.ForeignKey(Practice, on_delete=models.CASCADE, related_name="+")
-    birth_year = models.PositiveSmallIntegerField(help_text="0 when the birth year is unknown.")
-    group = models.CharField(max_length=20, help_text='"all" or an attendant role.')
     births = models.IntegerField(default=0)
     suspected_duplicates = models.IntegerField(default=0)
     consent_granted = models.IntegerField(default=0)
@@ -419,6 +407,27 @@ class BirthCount(models.Model):
     timeliness_known = models.IntegerField(default=0, db_default=0)
     received_within_5_days = models.IntegerField(default=0, db_default=0)
     received_within_10_days = models.IntegerField(default=0, db_default=0)
+
+    class Meta:
+        abstract = True
+
+
+class BirthCount(RecordCounts):
+    """The statistics' counts of a practice for one birth year and one group, kept current.
+
+    ``group`` is ``all`` (every birth) or an attendant role; ``birth_year`` is the record's
+    birth year, 0 when unknown. Each count is the sum of what the practice's live records
+    contribute (:func:`registry.statistics.counts.contribution`); every change to a record
+    changes these rows in the same transaction (:func:`registry.statistics.counts.counts_kept`),
+    so they always equal a recount (``manage.py recount_statistics --check``) and a page never
+    counts records.
+    """
+
+    ALL = "all"
+
+    practice = models.ForeignKey(Practice, on_delete=models.CASCADE, related_name="+")
+    birth_year = models.PositiveSmallIntegerField(help_text="0 when the birth year is unknown.")
+    group = models.CharField(max_length=20, help_text='"all" or an attendant role.')
 
     class Meta:
         constraints = [
