@@ -19,6 +19,7 @@ from registry.models import (
     Child,
     MatchKey,
     Provider,
+    ReceivedCount,
     Record,
     RecordVersion,
     ReviewDecision,
@@ -75,3 +76,4 @@ def counts_purge(*, practice_id: int) -> None:
         lock_practice(practice_id)
         if not Record.objects.filter(practice_id=practice_id).exists():
             BirthCount.objects.filter(practice_id=practice_id).delete()
+            ReceivedCount.objects.filter(practice_id=practice_id).delete()

@@ -1,6 +1,7 @@
 """``manage.py check_registry``: does everything derived from the records agree with them?
 
-* the statistics' kept counts against a recount (registry.statistics.counts);
+* the statistics' kept counts against a recount (registry.statistics.counts), and what each
+  practice sent per day against its finished ingestions (registry.statistics.submissions);
 * the match keys against the live records (registry.matching): a voided record has none, a
   live record with a fingerprint has at least one and no more than it has children, each
   carries its record's practice and fingerprint digest;
@@ -34,6 +35,7 @@ from registry.locks import lock_practice
 from registry.matching import DIGEST_HEX_DIGITS
 from registry.models import Child, MatchKey, Record
 from registry.statistics.counts import counts_differences, counts_rebuild
+from registry.statistics.submissions import submissions_differences, submissions_rebuild
 
 SHOWN = 10  # ingestion ids named per finding; the rest are counted
 
@@ -80,6 +82,21 @@ def _counts() -> list[Finding]:
 def _fix_counts(findings: list[Finding]) -> None:
     for practice_id in sorted({f.practice_id for f in findings if f.practice_id is not None}):
         counts_rebuild(practice_id=practice_id)
+
+
+def _sent() -> list[Finding]:
+    differing: dict[int, int] = {}
+    for practice_id, _ in submissions_differences():
+        differing[practice_id] = differing.get(practice_id, 0) + 1
+    return [
+        Finding("days sent", f"practice {p}: {days} day(s) sent differ from a recount", p)
+        for p, days in sorted(differing.items())
+    ]
+
+
+def _fix_sent(findings: list[Finding]) -> None:
+    for practice_id in sorted({f.practice_id for f in findings if f.practice_id is not None}):
+        submissions_rebuild(practice_id=practice_id)
 
 
 # -- The match keys -------------------------------------------------------------------------
@@ -231,6 +248,7 @@ CHECKS: list[tuple[Callable[[], list[Finding]], Callable[[list[Finding]], None]]
     (_counts, _fix_counts),
     (_keys, _fix_keys),
     (_receipts, _fix_receipts),
+    (_sent, _fix_sent),  # after the receipts: the days sent are recounted from their counts
     (_staged, _fix_staged),
 ]
 

@@ -19,6 +19,8 @@ from ingestion.monitoring.aggregate import ingestion_durations_observe
 from ingestion.monitoring.counters import Tally, pipeline_counts_add, tally_of
 from ingestion.pipeline.claims import aware, db_uuid, lease_end, sql
 from ingestion.receipts.cache import forget_on_commit
+from registry.locks import lock_practice
+from registry.statistics.submissions import Finished, submissions_add
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +43,7 @@ PROGRESS = """
            completed_at = CASE WHEN s.remaining = 0 THEN %(now)s ELSE completed_at END
       FROM (SELECT count(*) AS remaining FROM {staged} WHERE ingestion_id = %(id)s) AS s
      WHERE id = %(id)s
- RETURNING status, practice_id, queued_at, kind
+ RETURNING status, practice_id, queued_at, kind, entry_count, accepted_count, rejected_count
 """
 
 
@@ -57,9 +59,10 @@ def record_progress(
     """The chunk's receipt entries and counts, its deletion, and completion after the last.
 
     Returns True when this was the last chunk: the ingestion is completed in the same
-    transaction as the records it describes. An isolated chunk records one ``part`` (entry)
-    at a time, and is deleted with its last. The pipeline's counters follow in the same
-    transaction (ingestion.monitoring.counters).
+    transaction as the records it describes, and counted in what its practice sent that day
+    (registry.statistics.submissions). An isolated chunk records one ``part`` (entry) at a
+    time, and is deleted with its last. The pipeline's counters follow in the same
+    transaction (ingestion.monitoring.counters). The caller holds the practice lock.
     """
     OutcomeChunk.objects.create(
         ingestion_id=ingestion_id,
@@ -82,11 +85,15 @@ def record_progress(
     }
     with connection.cursor() as cursor:
         cursor.execute(sql(PROGRESS), parameters)
-        status, practice_id, queued_at, kind = cursor.fetchone()
+        status, practice_id, queued_at, kind, courses, accepted, rejected = cursor.fetchone()
     completed = status == Ingestion.Status.COMPLETED
     tally = tally_of(outcome.accepted, outcome.rejected, completed=int(completed))
     pipeline_counts_add(practice_id=practice_id, tally=tally)
     if completed:
+        submissions_add(
+            practice_id=practice_id,
+            finished=[Finished(aware(queued_at), courses, accepted, rejected)],
+        )
         announce_completed([(ingestion_id, queued_at, kind)], parameters["now"])
     return completed
 
@@ -119,32 +126,51 @@ def ingestion_complete(ingestion_id: UUID) -> None:
     unfinished = Ingestion.objects.filter(id=ingestion_id, status=Ingestion.Status.PROCESSING)
     now = timezone.now()
     with transaction.atomic():
+        counted = ("entry_count", "accepted_count", "rejected_count")
         found = (
-            unfinished.select_for_update().values_list("practice_id", "queued_at", "kind").first()
+            unfinished.select_for_update()
+            .values_list("practice_id", "queued_at", "kind", *counted)
+            .first()
         )
         if found is None:
             return
+        practice_id, queued_at, kind, courses, accepted, rejected = found
+        lock_practice(practice_id)  # as every writer of what a practice sent holds it
         updated = unfinished.filter(~Exists(staged)).update(
             status=Ingestion.Status.COMPLETED, completed_at=now, lease_expires_at=None
         )
         if updated:
-            pipeline_counts_add(practice_id=found[0], tally=Tally(ingestions_completed=1))
-            announce_completed([(ingestion_id, found[1], found[2])], now)
+            pipeline_counts_add(practice_id=practice_id, tally=Tally(ingestions_completed=1))
+            submissions_add(
+                practice_id=practice_id,
+                finished=[Finished(aware(queued_at), courses, accepted, rejected)],
+            )
+            announce_completed([(ingestion_id, queued_at, kind)], now)
 
 
 def ingestion_fail(ingestion_id: UUID, diagnostics: str) -> None:
-    """Give up on an ingestion as a whole: ``failed``, its staged payload purged."""
+    """Give up on an ingestion as a whole: ``failed``, its staged payload purged. It counts
+    in what its practice sent that day, its courses not accepted as rejected
+    (registry.statistics.submissions)."""
     with transaction.atomic():
         locked = (
             Ingestion.objects.select_for_update()
             .filter(id=ingestion_id)
             .exclude(status__in=[Ingestion.Status.COMPLETED, Ingestion.Status.FAILED])
         )
-        practice_id = locked.values_list("practice_id", flat=True).first()
-        if practice_id is None:
+        found = locked.values_list(
+            "practice_id", "queued_at", "entry_count", "accepted_count", "rejected_count"
+        ).first()
+        if found is None:
             return
+        practice_id, queued_at, courses, accepted, rejected = found
+        lock_practice(practice_id)  # as every writer of what a practice sent holds it
         StagedChunk.objects.filter(ingestion_id=ingestion_id).delete()
         pipeline_counts_add(practice_id=practice_id, tally=Tally(ingestions_failed=1))
+        submissions_add(
+            practice_id=practice_id,
+            finished=[Finished(aware(queued_at), courses, accepted, rejected, failed=True)],
+        )
         locked.update(
             status=Ingestion.Status.FAILED,
             failed_at=timezone.now(),

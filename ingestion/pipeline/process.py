@@ -42,6 +42,7 @@ def ingestion_attempt(ingestion_id: UUID) -> int | None:
         following = ingestion_process(ingestion_id)
     except UnreadablePayload:
         ingestion_fail(ingestion_id, UNREADABLE)
+        return None
     except Exception as error:
         # Log the kind only: an exception message could quote data.
         log.warning("ingestion %s: attempt failed (%s)", ingestion_id, type(error).__name__)

@@ -33,7 +33,7 @@ from ingestion.messaging.singles_flag import singles_message_taken
 from ingestion.models import Ingestion, OutcomeChunk
 from ingestion.monitoring.counters import pipeline_counts_statement, tally_of, tally_sum
 from ingestion.pipeline.chunks import decrypt_and_map
-from ingestion.pipeline.claims import Claim, day, fingerprint_key, lease_end, sql
+from ingestion.pipeline.claims import Claim, aware, day, fingerprint_key, lease_end, sql
 from ingestion.pipeline.completion import (
     UNREADABLE,
     announce_completed,
@@ -44,6 +44,7 @@ from ingestion.receipts.cache import forget_on_commit
 from registry.bulk import insert_rows
 from registry.locks import rows_then_lock_practice
 from registry.models import Practice
+from registry.statistics.submissions import Finished, submissions_statement
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,10 +268,20 @@ def _complete_singles(
     for s, outcome in zip(singles, outcomes, strict=True):
         parameters += [s.claim.ingestion_id, len(outcome.accepted), len(outcome.rejected)]
     tally = tally_sum(tally_of(o.accepted, o.rejected, completed=1) for o in outcomes)
-    counting = pipeline_counts_statement(practice_id=practice_id, tally=tally)
-    if counting is not None:  # the counters too: one round trip for the three statements
-        statement += ";\n" + counting[0]
-        parameters += counting[1]
+    # A single is one course, applied whole here (its only chunk was still staged): its
+    # counts are this outcome's. What the practice sent that day counts them.
+    sent = [
+        Finished(aware(s.claim.queued_at), 1, len(outcome.accepted), len(outcome.rejected))
+        for s, outcome in zip(singles, outcomes, strict=True)
+    ]
+    # The counters too: one round trip for the four statements.
+    for counting in (
+        pipeline_counts_statement(practice_id=practice_id, tally=tally),
+        submissions_statement(practice_id=practice_id, finished=sent),
+    ):
+        if counting is not None:
+            statement += ";\n" + counting[0]
+            parameters += counting[1]
     with connection.cursor() as cursor:
         cursor.execute(statement, parameters)
     announce_completed(

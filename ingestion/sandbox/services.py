@@ -11,6 +11,7 @@ from django.db import transaction
 from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
 from registry.models import Practice
 from registry.purge import counts_purge, providers_purge_batch, records_purge_batch
+from registry.statistics.submissions import submissions_rebuild
 
 log = logging.getLogger(__name__)
 
@@ -74,10 +75,12 @@ def _repeat(step: Callable[[], int]) -> int:
 
 
 def _ingestions_purge_batch(practice_id: int, size: int) -> int:
-    """Delete up to ``size`` of the practice's ingestions with their chunks and receipts.
+    """Delete up to ``size`` of the practice's ingestions with their chunks and receipts, and
+    what they counted in the days the practice sent (a rebuild of its few kept days).
 
     The ingestion rows are locked first, as a worker applying a chunk locks its ingestion
-    first: the two take turns instead of deadlocking over the chunk rows.
+    first: the two take turns instead of deadlocking over the chunk rows. The practice lock
+    (taken by the rebuild) comes after them, as in the pipeline.
     """
     with transaction.atomic():
         ids = list(
@@ -89,4 +92,6 @@ def _ingestions_purge_batch(practice_id: int, size: int) -> int:
         StagedChunk.objects.filter(ingestion_id__in=ids).delete()
         OutcomeChunk.objects.filter(ingestion_id__in=ids).delete()
         Ingestion.objects.filter(id__in=ids).delete()
+        if ids:
+            submissions_rebuild(practice_id=practice_id)
     return len(ids)

@@ -2,14 +2,17 @@
 
 A page never counts records. Each live record contributes to the :class:`BirthCount` rows of
 its practice, birth year (0 when unknown) and groups (``all``, and each benchmarked role of
-those who attended it). Whoever changes records wraps the change in :func:`counts_kept`,
-which reads the records' :class:`Facts` before and after and writes the difference, in the
-same transaction (ingestion, amendment, retraction, review decisions). So the counts are
-never stale, and :func:`counts_recount` (plain SQL over the records) must always equal them:
-``manage.py recount_statistics --check`` says whether it does.
+those who attended it), and the same counts as its ``all`` group to the :class:`ReceivedCount`
+row of its practice and the day (UTC) the registry first received it (``Record.created_at``:
+what the registry office's console reads). Whoever changes records wraps the change in
+:func:`counts_kept`, which reads the records' :class:`Facts` before and after and writes the
+difference to both tables, in the same transaction (ingestion, amendment, retraction, review
+decisions). So the counts are never stale, and :func:`counts_recount` (plain SQL over the
+records) must always equal them: ``manage.py recount_statistics --check`` says whether it does.
 
 The definitions live here twice on purpose, as Python (:func:`contribution`) and as SQL
-(:data:`RECOUNT_SQL`); the tests hold them equal over random histories.
+(:func:`recount_sql`, one query by either table's cells); the tests hold them equal over
+random histories.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, fields
+from datetime import UTC, date, datetime
 from typing import Any
 from uuid import UUID
 
@@ -31,6 +35,7 @@ from registry.models import (
     BirthCount,
     Child,
     Provider,
+    ReceivedCount,
     Record,
     Timeliness,
 )
@@ -54,7 +59,10 @@ LOW_APGAR = 7
 WITHIN_5_DAYS = [Timeliness.DAYS_0_5.value]
 WITHIN_10_DAYS = [Timeliness.DAYS_0_5.value, Timeliness.DAYS_6_10.value]
 
-Cell = tuple[int, str]  # (birth year or 0, group)
+# The group of a ReceivedCount cell: (day, RECEIVED) beside the (birth year, group) cells.
+RECEIVED = "received"
+
+Cell = tuple[int | date, str]  # (birth year or 0, group), or (day received, RECEIVED)
 Counts = tuple[int, ...]  # in COUNT_FIELDS order
 Tally = dict[Cell, Counts]
 
@@ -81,15 +89,25 @@ class Facts:
     consent_decided: bool = False
     drew_warning: bool = False
     timeliness: str | None = None
+    received_on: date | None = None  # the UTC day the registry first received the record
 
 
 def contribution(facts: Facts) -> Tally:
-    """The counts a record adds to each of its cells; nothing when it is voided."""
+    """The counts a record adds to each of its cells; nothing when it is voided. Its
+    received day's cell gets what its ``all`` cell gets."""
     if facts.voided:
         return {}
     counts = _record_counts(facts)
     year = facts.birth_year or UNKNOWN_YEAR
-    return {(year, group): counts for group in (ALL, *sorted(facts.roles))}
+    cells: Tally = {(year, group): counts for group in (ALL, *sorted(facts.roles))}
+    if facts.received_on is not None:
+        cells[(facts.received_on, RECEIVED)] = counts
+    return cells
+
+
+def received_day(created_at: datetime) -> date:
+    """The UTC day of a receipt time (as ``(created_at AT TIME ZONE 'UTC')::date`` in SQL)."""
+    return created_at.astimezone(UTC).date()
 
 
 def _record_counts(facts: Facts) -> Counts:
@@ -157,8 +175,10 @@ def record_facts(
     ("other" too). A voided record contributes nothing, so its children are not read.
     """
     attended = set(roles)
+    created_at = record["created_at"]
     return Facts(
-        **{name: record[name] for name in RECORD_FACTS},
+        **{name: record[name] for name in RECORD_FACTS if name != "created_at"},
+        received_on=received_day(created_at) if created_at is not None else None,
         children=() if record["voided"] else tuple(_child_facts(child) for child in children),
         roles=frozenset(attended) & BENCHMARKED,
         attended=bool(attended),
@@ -197,7 +217,7 @@ def facts_load(record_ids: Iterable[UUID]) -> dict[UUID, Facts]:
     }
 
 
-# The record's own columns a Facts holds, by name.
+# The record's own columns a Facts holds, by name (created_at as its day: received_on).
 RECORD_FACTS = [
     "birth_year",
     "voided",
@@ -206,6 +226,7 @@ RECORD_FACTS = [
     "consent_decided",
     "drew_warning",
     "timeliness",
+    "created_at",
 ]
 BENCHMARKED = frozenset(ATTENDANT_ROLES)
 
@@ -277,26 +298,61 @@ def counts_kept_written(
 
 
 def counts_write(*, practice_id: int, tally: Mapping[Cell, Counts]) -> None:
-    """Add ``tally`` (deltas, which may be negative) to the practice's counts, in one upsert."""
-    cells = sorted((cell, counts) for cell, counts in tally.items() if any(counts))
-    if not cells:
+    """Add ``tally`` (deltas, which may be negative) to the practice's counts: one upsert of
+    :class:`BirthCount` and one of :class:`ReceivedCount`, sent in one round trip."""
+    years: list[tuple[tuple[int, str], Counts]] = []
+    days: list[tuple[date, Counts]] = []
+    for (cell, group), counts in tally.items():
+        if not any(counts):
+            continue
+        if isinstance(cell, date):
+            days.append((cell, counts))
+        else:
+            years.append(((cell, group), counts))
+    upserts: list[tuple[str, list[Any]]] = []
+    if years:
+        values: list[Any] = []
+        for (year, group), counts in sorted(years):
+            values.extend([practice_id, year, group, *counts])
+        upserts.append((_upsert(BirthCount, ["birth_year", "group"], len(years)), values))
+    if days:
+        values = []
+        for day, counts in sorted(days):
+            values.extend([practice_id, day, *counts])
+        upserts.append((_upsert(ReceivedCount, ["day"], len(days)), values))
+    statements_execute(upserts)
+
+
+def statements_execute(statements: list[tuple[str, list[Any]]]) -> None:
+    """Run these statements in order: in one round trip on PostgreSQL, one at a time on
+    SQLite (the embedded default takes one statement per call)."""
+    if not statements:
         return
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                ";\n".join(statement for statement, _ in statements),
+                [value for _, values in statements for value in values],
+            )
+            return
+        for statement, values in statements:
+            cursor.execute(statement, values)
+
+
+def _upsert(model: type[BirthCount | ReceivedCount], cell: list[str], rows: int) -> str:
+    """The increment of ``rows`` cells of ``model`` (practice, ``cell`` columns, counts)."""
     quote = connection.ops.quote_name
-    table = quote(BirthCount._meta.db_table)
-    columns = ["practice_id", "birth_year", quote("group"), *COUNT_FIELDS]
+    table = quote(model._meta.db_table)
+    key = ["practice_id", *(quote(name) for name in cell)]
+    columns = [*key, *COUNT_FIELDS]
     row = "(" + ", ".join(["%s"] * len(columns)) + ")"
     increments = ", ".join(f"{name} = {table}.{name} + EXCLUDED.{name}" for name in COUNT_FIELDS)
     # Identifiers and placeholders only: every value travels as a parameter.
-    statement = (
+    return (
         f"INSERT INTO {table} ({', '.join(columns)}) "  # noqa: S608
-        f"VALUES {', '.join([row] * len(cells))} "
-        f"ON CONFLICT (practice_id, birth_year, {quote('group')}) DO UPDATE SET {increments}"
+        f"VALUES {', '.join([row] * rows)} "
+        f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {increments}"
     )
-    parameters: list[Any] = []
-    for (year, group), counts in cells:
-        parameters.extend([practice_id, year, group, *counts])
-    with connection.cursor() as cursor:
-        cursor.execute(statement, parameters)
 
 
 # --- Recount ------------------------------------------------------------------------------------
@@ -307,11 +363,11 @@ def _sql_list(values: Iterable[str]) -> str:
     return ", ".join(f"'{value}'" for value in values)
 
 
-# Every count from the records themselves, per practice, birth year and group: the same
-# definitions as contribution(). %(practice)s limits it to one practice (NULL: all).
-RECOUNT_SQL = f"""
+# Every count from the records themselves: the same definitions as contribution(), by the
+# cells of one table. %(practice)s limits it to one practice (NULL: all).
+_RECOUNT = f"""
 WITH live AS (
-    SELECT id, practice_id, COALESCE(birth_year, 0) AS birth_year,
+    SELECT id, practice_id, COALESCE(birth_year, 0) AS birth_year, {{day}} AS day,
            CASE WHEN suspected_duplicate THEN 1 ELSE 0 END AS flagged,
            CASE WHEN consent_granted THEN 1 ELSE 0 END AS consent,
            CASE WHEN consent_decided THEN 1 ELSE 0 END AS decided,
@@ -355,7 +411,7 @@ groups AS (
     FROM registry_attendance a JOIN live ON live.id = a.record_id
     WHERE a.kind = 'attended' AND a.role IN ({_sql_list(ATTENDANT_ROLES)})
 )
-SELECT live.practice_id, live.birth_year, groups.grp,
+SELECT live.practice_id, {{cell}},
     COUNT(*), SUM(live.flagged), SUM(live.consent),
     COALESCE(SUM(kids.live_births), 0), COALESCE(SUM(kids.fetal_deaths), 0),
     COALESCE(SUM(kids.low_birth_weight), 0), COALESCE(SUM(kids.known_birth_weight), 0),
@@ -365,55 +421,96 @@ SELECT live.practice_id, live.birth_year, groups.grp,
     COALESCE(SUM(kids.live_births * live.decided), 0),
     SUM(live.warned), SUM(live.timely_known), SUM(live.within_5), SUM(live.within_10)
 FROM live
-JOIN groups ON groups.record_id = live.id
+{{groups}}
 LEFT JOIN kids ON kids.record_id = live.id
 LEFT JOIN attended ON attended.record_id = live.id
-GROUP BY live.practice_id, live.birth_year, groups.grp
+GROUP BY live.practice_id, {{cell}}
 """  # noqa: S608 (constants only; the practice is a parameter)
 
-Key = tuple[int, int, str]  # (practice id, birth year, group)
+# The UTC day of a timestamp column, as received_day() takes it (SQLite keeps UTC text).
+DAY_OF = {"postgresql": "({} AT TIME ZONE 'UTC')::date", "sqlite": "date({})"}
+
+
+def day_of(column: str) -> str:
+    """SQL for the UTC day of a timestamp column, on this connection's database."""
+    return DAY_OF.get(connection.vendor, DAY_OF["postgresql"]).format(column)
+
+
+def as_date(value: date | str) -> date:
+    """A day read by raw SQL (SQLite answers text)."""
+    return value if isinstance(value, date) else date.fromisoformat(value)
+
+
+def recount_sql(*, by_day: bool = False, day: str = DAY_OF["postgresql"]) -> str:
+    """BirthCount's cells (per practice, birth year and group), or ReceivedCount's (per
+    practice and day received: every record, as the "all" group)."""
+    if by_day:
+        return _RECOUNT.format(cell="live.day", groups="", day=day.format("created_at"))
+    return _RECOUNT.format(
+        cell="live.birth_year, groups.grp",
+        groups="JOIN groups ON groups.record_id = live.id",
+        day=day.format("created_at"),
+    )
+
+
+RECOUNT_SQL = recount_sql()  # PostgreSQL's; bench.statistics fills BirthCount with it
+
+# (practice id, birth year, group), or (practice id, day received, RECEIVED)
+Key = tuple[int, int | date, str]
 
 
 def counts_recount(*, practice_id: int | None = None) -> dict[Key, Counts]:
-    """Every non-zero cell counted afresh from the records (one SQL statement)."""
+    """Every non-zero cell of both tables counted afresh from the records (two statements)."""
+    recounted: dict[Key, Counts] = {}
+    day = DAY_OF.get(connection.vendor, DAY_OF["postgresql"])
     with connection.cursor() as cursor:
-        cursor.execute(RECOUNT_SQL, {"practice": practice_id})
-        return {
-            (row[0], row[1], row[2]): tuple(int(v) for v in row[3:]) for row in cursor.fetchall()
-        }
+        cursor.execute(recount_sql(day=day), {"practice": practice_id})
+        for row in cursor.fetchall():
+            recounted[(row[0], row[1], row[2])] = tuple(int(v) for v in row[3:])
+        cursor.execute(recount_sql(by_day=True, day=day), {"practice": practice_id})
+        for row in cursor.fetchall():
+            recounted[(row[0], as_date(row[1]), RECEIVED)] = tuple(int(v) for v in row[2:])
+    return recounted
 
 
 def counts_stored(*, practice_id: int | None = None) -> dict[Key, Counts]:
-    """Every non-zero cell as kept in :class:`BirthCount`."""
-    rows = BirthCount.objects.all()
+    """Every non-zero cell as kept in :class:`BirthCount` and :class:`ReceivedCount`."""
+    years = BirthCount.objects.all()
+    days = ReceivedCount.objects.all()
     if practice_id is not None:
-        rows = rows.filter(practice_id=practice_id)
-    return {
+        years, days = years.filter(practice_id=practice_id), days.filter(practice_id=practice_id)
+    stored: dict[Key, Counts] = {
         (row[0], row[1], row[2]): tuple(row[3:])
-        for row in rows.values_list("practice_id", "birth_year", "group", *COUNT_FIELDS)
+        for row in years.values_list("practice_id", "birth_year", "group", *COUNT_FIELDS)
         if any(row[3:])
     }
+    for row in days.values_list("practice_id", "day", *COUNT_FIELDS):
+        if any(row[2:]):
+            stored[(row[0], row[1], RECEIVED)] = tuple(row[2:])
+    return stored
 
 
 def counts_rebuild(*, practice_id: int) -> None:
-    """Replace the practice's counts by a recount, under its lock."""
+    """Replace the practice's counts (both tables) by a recount, under its lock."""
     with transaction.atomic():
         lock_practice(practice_id)
         BirthCount.objects.filter(practice_id=practice_id).delete()
+        ReceivedCount.objects.filter(practice_id=practice_id).delete()
         counts = counts_recount(practice_id=practice_id)
-        BirthCount.objects.bulk_create(
-            BirthCount(
-                practice_id=practice,
-                birth_year=year,
-                group=group,
-                **dict(zip(COUNT_FIELDS, values, strict=True)),
-            )
-            for (practice, year, group), values in counts.items()
-        )
+        years, days = [], []
+        for (practice, cell, group), values in counts.items():
+            kept = dict(zip(COUNT_FIELDS, values, strict=True))
+            if isinstance(cell, date):
+                days.append(ReceivedCount(practice_id=practice, day=cell, **kept))
+            else:
+                years.append(BirthCount(practice_id=practice, birth_year=cell, group=group, **kept))
+        BirthCount.objects.bulk_create(years)
+        ReceivedCount.objects.bulk_create(days)
 
 
 def counts_differences(*, practice_id: int | None = None) -> dict[Key, tuple[Counts, Counts]]:
-    """The cells where the kept counts and a recount disagree: (kept, recounted)."""
+    """The cells (of both tables) where the kept counts and a recount disagree: (kept,
+    recounted)."""
     kept, recounted = (
         counts_stored(practice_id=practice_id),
         counts_recount(practice_id=practice_id),

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from ingestion.models import Ingestion, OutcomeChunk, StagedChunk
 from ingestion.pipeline.process import ingestion_process
-from registry.models import BirthCount, MatchKey, Record
+from registry.models import BirthCount, MatchKey, Record, SubmissionCount
 from tests.factories import batch, course
 from tests.ingestion.conftest import ingestion_id_of
 
@@ -53,6 +53,10 @@ def break_counts(ingestion_id):
     BirthCount.objects.filter(group="all").update(births=F("births") + 1)
 
 
+def break_days_sent(ingestion_id):
+    SubmissionCount.objects.update(courses=F("courses") + 1)
+
+
 def break_keys_of_a_voided_record(ingestion_id):
     Record.objects.filter(id=record("C-1").id).update(voided=True)
 
@@ -88,6 +92,7 @@ def break_staged_left(ingestion_id):
 
 BREAKAGES = {
     break_counts: ("counts", "kept count cell(s) differ from a recount"),
+    break_days_sent: ("days sent", "1 day(s) sent differ from a recount"),
     break_keys_of_a_voided_record: ("match keys", "1 keys of voided records"),
     break_keys_missing: ("match keys", "1 live records without match keys"),
     break_keys_fingerprint: ("match keys", "1 records whose match keys are not their"),
@@ -106,7 +111,7 @@ def test_each_inconsistency_is_named_and_fixed(registry, practice, breakage):
     passed, _, named = check()
     assert not passed
     assert f"{check_name}: " in named and words in named
-    if check_name in ("match keys", "counts"):
+    if check_name in ("match keys", "counts", "days sent"):
         assert f"practice {practice.id}: " in named
     if check_name in ("receipts", "staged chunks"):
         assert str(registry) in named

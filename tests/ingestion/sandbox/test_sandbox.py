@@ -29,6 +29,7 @@ from registry.models import (
 )
 from registry.review.services import record_keep, record_merge
 from registry.statistics.counts import counts_differences
+from registry.statistics.submissions import submissions_differences
 from tests.factories import batch, course, retraction_document
 from tests.ingestion.conftest import Api, mint
 from tests.ingestion.lifecycle.test_lifecycle import ingest
@@ -115,6 +116,7 @@ def test_reset_deletes_everything_the_sandbox_holds_and_nothing_else(sandbox_api
     assert ApiKey.objects.filter(practice=sandbox, revoked_at__isnull=True).exists()
     assert Membership.objects.filter(practice=sandbox).exists()
     assert counts_differences() == {}
+    assert submissions_differences() == {}
     # The key still works: the next try starts clean.
     assert ingest(sandbox_api, course("C-1"))["outcome"]["accepted"][0]["amended"] is False
 
