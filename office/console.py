@@ -194,8 +194,8 @@ _SUBMISSIONS = """
            COALESCE(SUM(courses) FILTER (WHERE day > %(today)s::date - %(week)s::int), 0),
            SUM(courses), SUM(rejected)
       FROM registry_submissioncount
+      JOIN unnest(%(ids)s::bigint[]) AS chosen(id) ON chosen.id = practice_id
      WHERE day > %(today)s::date - %(month)s::int AND day <= %(today)s::date
-       AND practice_id = ANY(%(ids)s)
      GROUP BY practice_id
 """
 
@@ -236,8 +236,8 @@ _RECEIVED_FIELDS = [
 _RECEIVED = f"""
     SELECT practice_id, {", ".join(f"SUM({name})" for name in _RECEIVED_FIELDS)}
       FROM registry_receivedcount
+      JOIN unnest(%(ids)s::bigint[]) AS chosen(id) ON chosen.id = practice_id
      WHERE day > %(today)s::date - %(month)s::int AND day <= %(today)s::date
-       AND practice_id = ANY(%(ids)s)
      GROUP BY practice_id
 """  # noqa: S608 (the column names are the model's, not input)
 
@@ -269,7 +269,8 @@ def least_complete(counts: dict[str, int]) -> LeastComplete | None:
 def _backlog(rows: dict[int, ConsoleRow], ids: Iterable[int]) -> None:
     backlog = _fetch(
         """SELECT practice_id, SUM(suspected_duplicates) FROM registry_birthcount
-            WHERE "group" = %(all)s AND practice_id = ANY(%(ids)s) GROUP BY practice_id""",
+             JOIN unnest(%(ids)s::bigint[]) AS chosen(id) ON chosen.id = practice_id
+            WHERE "group" = %(all)s GROUP BY practice_id""",
         {"all": BirthCount.ALL, "ids": list(ids)},
     )
     for practice_id, flagged in backlog:
