@@ -114,6 +114,15 @@ def known(db) -> dict[str, Practice]:
     # Birch: sent in weeks 1 to 5, nothing since: silent.
     for week in range(1, 6):
         submitted(birch, 7 * week + 1, courses=2)
+    received(
+        birch, 8, births=4, with_warning=3, timeliness_known=2, received_within_10_days=2,
+        live_births=4, known_birth_weight=1, known_gestational_age=4, known_apgar5=4,
+        live_births_attended=4, live_births_consent_decided=4,
+    )  # fmt: skip
+    BirthCount.objects.create(practice=birch, birth_year=2026, group="all", suspected_duplicates=1)
+    RecordFactory(
+        practice=birch, suspected_duplicate=True, created_at=now - timedelta(days=5, hours=1)
+    )
     submitted(sandbox, 1, courses=4)
     return {"alder": alder, "birch": birch, "cedar": cedar, "sandbox": sandbox}
 
@@ -165,6 +174,15 @@ def test_each_column_on_known_data(office, known):
     assert (birch["silent"], birch["key"], birch["courses_7_days"]) == ("1", "revoked", "0")
     assert birch["courses_30_days"] == "8"  # days 8, 15, 22 and 29; not 36
     assert birch["rejected_share_30_days"] == "0.0000"
+    assert (birch["warned_share_30_days"], birch["within_10_days_share_30_days"]) == (
+        "0.7500",
+        "1.0000",
+    )
+    assert (birch["least_complete_item"], birch["least_complete_share_30_days"]) == (
+        "birth_weight",
+        "0.2500",
+    )
+    assert birch["review_backlog"] == "1"
     cedar = rows["cedar"]
     assert (cedar["key"], cedar["last_received"], cedar["review_backlog"]) == ("none", "", "0")
     assert cedar["least_complete_item"] == cedar["warned_share_30_days"] == ""
@@ -224,11 +242,12 @@ SORTED = {
     "courses_7": (["birch", "cedar", "alder"], ["alder", "birch", "cedar"]),
     "courses_30": (["cedar", "birch", "alder"], ["alder", "birch", "cedar"]),
     "rejected": (["birch", "alder", "cedar"], ["alder", "birch", "cedar"]),
-    "warned": (["alder", "birch", "cedar"], ["alder", "birch", "cedar"]),
-    "timely": (["alder", "birch", "cedar"], ["alder", "birch", "cedar"]),
-    "complete": (["alder", "birch", "cedar"], ["alder", "birch", "cedar"]),
-    "backlog": (["birch", "cedar", "alder"], ["alder", "birch", "cedar"]),
-    "oldest": (["alder", "birch", "cedar"], ["alder", "birch", "cedar"]),
+    "warned": (["alder", "birch", "cedar"], ["birch", "alder", "cedar"]),
+    "timely": (["alder", "birch", "cedar"], ["birch", "alder", "cedar"]),
+    "complete": (["birch", "alder", "cedar"], ["alder", "birch", "cedar"]),
+    "backlog": (["cedar", "birch", "alder"], ["alder", "birch", "cedar"]),
+    # By the age of the oldest flagged record: the youngest first, ascending.
+    "oldest": (["birch", "alder", "cedar"], ["alder", "birch", "cedar"]),
 }
 
 
@@ -298,4 +317,4 @@ def test_no_record_is_counted_on_the_page(office, known):
         office.get("/registry/")
     reads = [q["sql"] for q in queries.captured_queries if "registry_record" in q["sql"]]
     assert len(reads) == 1 and "LIMIT 1" in reads[0] and "COUNT" not in reads[0].upper()
-    assert Record.objects.count() == 3
+    assert Record.objects.count() == 4
