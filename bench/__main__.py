@@ -11,6 +11,8 @@
 * ``backlog``: extra task runs while 2,000 queued singles drain (bench.backlog).
 * ``bodymemory``: the web's peak memory for a 60 MB and a 600 MB body (bench.bodymemory).
 * ``bodies``: the worst bodies by shape at each door, and /healthz meanwhile (bench.bodies).
+* ``office``: the registry console, a Members page and a statistics page with 1,000
+  practices and 10 million records on file (bench.office; ``BENCH_OFFICE_RECORDS``).
 
 What they share: bench.harness (the bench's database, the started processes), bench.client
 (the API from a client's side), bench.metering (CPU and statement counts), bench.report.
@@ -23,7 +25,17 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from bench import backlog, bodies, bodymemory, flood, million, pipeline, realtime, reliability
+from bench import (
+    backlog,
+    bodies,
+    bodymemory,
+    flood,
+    million,
+    office,
+    pipeline,
+    realtime,
+    reliability,
+)
 
 SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "pipeline": pipeline.main,
@@ -34,6 +46,7 @@ SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "million": million.main,
     "reliability": reliability.main,
     "bodies": bodies.main,
+    "office": office.main,
 }
 # pipeline includes reliability
 EVERY = ["pipeline", "realtime", "backlog", "bodymemory", "flood", "million"]

@@ -161,6 +161,9 @@ PAGES = [
     Page("settings-members-link", "sam", opener=_invitation_link_shown),
     Page("settings-practice-new", "root", "/settings/practices/new/"),
     Page("settings-practice-new-refused", "root", opener=_practice_new_refused),
+    # The registry office's console
+    Page("registry-console", "root", "/registry/"),
+    Page("registry-console-sorted", "root", "/registry/?sort=backlog&dir=desc&sandbox=1"),
     # Invitations
     Page("invitation-accept", None, opener=_invitation_form),
     Page("invitation-accept-refused", None, opener=_invitation_form_refused),

@@ -115,6 +115,9 @@ REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS = env.float(
 REGISTRY_METRICS_TOKEN = env.str("REGISTRY_METRICS_TOKEN", default="")
 if REGISTRY_METRICS_TOKEN:
     check_strength("REGISTRY_METRICS_TOKEN", REGISTRY_METRICS_TOKEN)
+# Silent hospitals (registry/silence.py): a practice that usually sends and has sent nothing
+# for this many days counts in registry_practices_silent and comes first in the console.
+REGISTRY_SILENT_AFTER_DAYS = env.int("REGISTRY_SILENT_AFTER_DAYS", default=3, minimum=1)
 # /healthz/pipeline is 503 once the oldest queued ingestion is this old, or no worker's
 # heartbeat (written every REGISTRY_WORKER_HEARTBEAT_SECONDS) is younger than the max age.
 REGISTRY_PIPELINE_MAX_QUEUE_AGE_SECONDS = env.int(

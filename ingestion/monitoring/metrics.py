@@ -37,6 +37,7 @@ from ingestion.monitoring.aggregate import (
 from ingestion.monitoring.counters import RECORD_OUTCOMES, pipeline_counts_total
 from ingestion.monitoring.health import authorised, queue_state, worker_count
 from ingestion.monitoring.inflight import in_flight
+from registry.silence import silent_count
 
 Histogram = dict[str, float]  # bucket index, "inf", "sum", "count" -> value
 
@@ -46,6 +47,7 @@ class RegistryCollector(Collector):
         yield from _pipeline()
         yield from _web()
         yield from _shared()
+        yield from _practices()
 
     def describe(self) -> list[Metric]:
         return []  # read at scrape time only
@@ -104,6 +106,15 @@ def _web() -> Iterator[Metric]:
         "registry_web_oldest_request_seconds",
         "Age of the oldest request the web processes hold (0 when none).",
         value=web.oldest_seconds,
+    )
+
+
+def _practices() -> Iterator[Metric]:
+    """Practices as the registry office sees them: a count, never a practice's name."""
+    yield GaugeMetricFamily(
+        "registry_practices_silent",
+        "Practices that usually send and have sent nothing for REGISTRY_SILENT_AFTER_DAYS.",
+        value=silent_count(),
     )
 
 
