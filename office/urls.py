@@ -1,7 +1,13 @@
 """The registry office's pages, under /registry/."""
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
+
+from office import scorecard
 
 app_name = "office"
 
-urlpatterns: list[URLPattern] = []
+urlpatterns: list[URLPattern] = [
+    path("practices/<slug:slug>/scorecard", scorecard.scorecard_page, name="scorecard"),
+    path("practices/<slug:slug>/scorecard.json", scorecard.scorecard_json, name="scorecard_json"),
+    path("practices/<slug:slug>/scorecard.csv", scorecard.scorecard_csv, name="scorecard_csv"),
+]
