@@ -23,7 +23,7 @@ from django.views.decorators.http import require_safe
 from registry.models import Practice
 from registry.office import is_registry_office
 from registry.statistics.scorecard import scorecard_for_practice
-from registry.statistics.scorecard_table import any_suppressed, scorecard_headers, scorecard_rows
+from registry.statistics.scorecard_table import any_suppressed, scorecard_tables
 from registry.statistics.scorecard_views import scorecard_csv_response, scorecard_json_response
 
 PracticeView = Callable[[HttpRequest, Practice, dict[str, Any]], HttpResponse]
@@ -62,8 +62,8 @@ def scorecard_page(request: HttpRequest, practice: Practice, card: dict[str, Any
         {
             "practice": practice,
             "scorecard": card,
-            "scorecard_headers": scorecard_headers(card),
-            "scorecard_rows": scorecard_rows(card),
+            "whose": "the practice's",
+            "scorecard_tables": scorecard_tables(card),
             "scorecard_any_suppressed": any_suppressed(card),
         },
     )

@@ -55,19 +55,42 @@ def _cell(figure: dict[str, Any], sides: dict[str, Any]) -> ScoreCell:
     return ScoreCell(figure["label"], value, detail, shown, shown_detail, unreliable)
 
 
-def scorecard_rows(card: dict[str, Any]) -> list[tuple[str, list[ScoreCell]]]:
-    """(month, cells in :data:`FIGURES` order) per month, newest first."""
+# The page's two tables, so that each fits a desktop's width: what was sent and how it
+# fared, then the completeness items (registry/statistics/quality.py).
+TABLES = (
+    ("Sent, rejected, warned and timely", ["courses", "rejected", "warned", "within_10_days"]),
+    (
+        "Complete, out of live-born children",
+        [
+            f.name
+            for f in FIGURES
+            if f.name not in ("courses", "rejected", "warned", "within_10_days")
+        ],
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    title: str
+    headers: list[str]
+    rows: list[tuple[str, list[ScoreCell]]]
+
+
+def scorecard_tables(card: dict[str, Any]) -> list[ScoreTable]:
+    """The scorecard as the pages show it: :data:`TABLES`, a row per month, newest first."""
+    by_name = {figure["name"]: figure for figure in card["figures"]}
     return [
-        (
-            row["month"],
-            [_cell(figure, row["figures"][figure["name"]]) for figure in card["figures"]],
+        ScoreTable(
+            title,
+            [by_name[name]["label"] for name in names],
+            [
+                (row["month"], [_cell(by_name[name], row["figures"][name]) for name in names])
+                for row in card["by_month"]
+            ],
         )
-        for row in card["by_month"]
+        for title, names in TABLES
     ]
-
-
-def scorecard_headers(card: dict[str, Any]) -> list[str]:
-    return [figure["label"] for figure in card["figures"]]
 
 
 def any_suppressed(card: dict[str, Any]) -> bool:

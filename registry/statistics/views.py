@@ -43,7 +43,7 @@ from registry.statistics.benchmark_charts import (
 from registry.statistics.charts import BarChart, BarRow, count_bar, is_unreliable, rate_bar
 from registry.statistics.quality import data_quality_rows
 from registry.statistics.scorecard import scorecard_for_practice
-from registry.statistics.scorecard_table import any_suppressed, scorecard_headers, scorecard_rows
+from registry.statistics.scorecard_table import any_suppressed, scorecard_tables
 from registry.statistics.selectors import (
     ATTENDANT_ROLES,
     RATES,
@@ -121,8 +121,8 @@ def scorecard_context(request: HttpRequest, membership: Membership) -> dict[str,
     )
     return {
         "scorecard": card,
-        "scorecard_headers": scorecard_headers(card),
-        "scorecard_rows": scorecard_rows(card),
+        "whose": "your",
+        "scorecard_tables": scorecard_tables(card),
         "scorecard_any_suppressed": any_suppressed(card),
     }
 

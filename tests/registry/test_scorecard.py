@@ -345,7 +345,7 @@ def test_the_registry_office_reads_any_practices_scorecard(riverside, superuser)
     client = signed_in(superuser)
     page = client.get("/registry/practices/riverside/scorecard")
     assert page.status_code == 200
-    assert b"<caption>Scorecard of Riverside" in page.content
+    assert b"Sent, rejected, warned and timely, by month" in page.content
     data = client.get("/registry/practices/riverside/scorecard.json").json()
     assert data["by_month"][0]["figures"]["rejected"]["practice"]["rate"] == 0.5
     assert client.get("/registry/practices/riverside/scorecard.csv").status_code == 200
@@ -360,7 +360,7 @@ def test_the_statistics_page_shows_the_scorecard_and_the_years_compared(st_mary)
     page = signed_in(member(st_mary, "sam")).get("/settings/statistics/?practice=st-mary")
     html = page.content.decode()
     assert 'data-testid="scorecard"' in html
-    assert "<caption>Scorecard of St Mary" in html
+    assert "Complete, out of live-born children, by month" in html
     # The comparison states its years beside it, in each section that compares.
     for testid in ("benchmark-years", "quality-years"):
         start = html.index(f'data-testid="{testid}"')
