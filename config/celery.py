@@ -32,8 +32,9 @@ def _settings_checked(**_: Any) -> None:
 
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
-# The password reset mail's task sits in the room it belongs to, not in registry/tasks.py.
-app.autodiscover_tasks(["registry.signin"])
+# The password reset mail's task and the monthly feedback mail's sit in the rooms they belong
+# to, not in registry/tasks.py.
+app.autodiscover_tasks(["registry.signin", "registry.feedback"])
 
 
 @task_prerun.connect

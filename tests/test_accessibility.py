@@ -21,13 +21,14 @@ from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 from django.contrib.auth.tokens import default_token_generator
 from django.test import Client, override_settings
+from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from keys.models import INGEST_READ, INGEST_WRITE, KeyEvent
 from keys.services import key_mint, key_rotate
 from registry.members.services import invitation_send
-from registry.models import Membership, Practice, Provider, Record
+from registry.models import Membership, Practice, Provider, Record, SubmissionCount
 from registry.review.services import record_keep
 from tests.browser import ARTIFACTS, chromium_page
 from tests.registry.factories import PASSWORD, PracticeFactory, birth, member
@@ -103,6 +104,11 @@ def _practice_new_refused(page: Any, data: dict[str, Any]) -> None:
     page.get_by_role("button", name="Add the practice and invite").click()
 
 
+def _scorecard_open(page: Any, data: dict[str, Any]) -> None:
+    page.goto("/settings/statistics/?practice=st-mary")
+    page.get_by_test_id("scorecard-details").locator("summary").click()
+
+
 def _invitation_form(page: Any, data: dict[str, Any]) -> None:
     page.goto(data["nina_link"])
 
@@ -151,6 +157,8 @@ PAGES = [
         "sam",
         "/settings/statistics/?practice=st-mary&from=2023&to=2024",
     ),
+    Page("settings-statistics-scorecard", "sam", opener=_scorecard_open),
+    Page("settings-feedback-mail", "sam", "/settings/statistics/feedback-mail/?practice=st-mary"),
     Page("settings-choose-practice", "root", "/settings/practices/"),
     Page("settings-no-practice", "nadia", "/settings/key/"),
     Page("settings-password", "sam", "/settings/password/"),
@@ -170,6 +178,8 @@ PAGES = [
     Page("invitation-sign-in", None, opener=_invitation_for_an_account),
     Page("invitation-join", "nadia", opener=_invitation_for_an_account),
     Page("invitation-invalid", None, "/accounts/invitation/forged/"),
+    # The registry office
+    Page("office-scorecard", "root", "/registry/practices/st-mary/scorecard"),
     # The review admin
     Page("admin-home", "rita", "/admin/"),
     Page("admin-records", "rita", "/admin/registry/record/"),
@@ -218,6 +228,15 @@ def registry(transactional_db, settings) -> dict[str, Any]:
     User.objects.create_user("nadia", email="nadia@example.org", password=PASSWORD)
     User.objects.create_user("lou", password=PASSWORD)
     User.objects.create_superuser("root", password=PASSWORD)
+    SubmissionCount.objects.create(  # the scorecard's: a month of courses sent
+        practice=practice,
+        day=timezone.now().date(),
+        ingestions=2,
+        courses=24,
+        accepted=21,
+        rejected=3,
+        last_received_at=timezone.now(),
+    )
     key, _ = key_mint(
         practice=practice, scopes=[INGEST_WRITE, INGEST_READ], by=sam, via=KeyEvent.Via.SETTINGS
     )

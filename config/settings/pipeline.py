@@ -144,4 +144,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "ingestion.tasks.purge_receipts",
         "schedule": REGISTRY_RECEIPT_PURGE_INTERVAL_SECONDS,
     },
+    # Last month's feedback mail to each practice that has not had it (registry/feedback/):
+    # hourly, so a beat or mail server down on the first only delays it; sent once regardless.
+    "send-feedback-mails": {
+        "task": "registry.feedback.send_feedback_mails",
+        "schedule": 3600,
+    },
 }

@@ -1,6 +1,7 @@
 """The registry's tables: practices, members, records and their history (core.py), and
 invitations with the record of membership changes (members.py), and the registry
-office's counts per practice and day (activity.py)."""
+office's counts per practice and day (activity.py), and the monthly feedback mail's
+claims (feedback.py)."""
 
 from registry.models.activity import ReceivedCount, SubmissionCount
 from registry.models.core import (
@@ -22,6 +23,7 @@ from registry.models.core import (
     Transfer,
     slug_validator,
 )
+from registry.models.feedback import FeedbackMail
 from registry.models.members import Invitation, MembershipEvent
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "Attendance",
     "BirthCount",
     "Child",
+    "FeedbackMail",
     "Invitation",
     "MatchKey",
     "Membership",

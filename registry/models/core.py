@@ -63,6 +63,11 @@ class Membership(models.Model):
     practice = models.ForeignKey(Practice, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=20, choices=Role.choices, default=Role.STAFF)
     created_at = models.DateTimeField(auto_now_add=True)
+    feedback_mail = models.BooleanField(
+        default=True,
+        db_default=True,
+        help_text="Staff receive the monthly feedback mail unless they opt out.",
+    )
 
     class Meta:
         constraints = [

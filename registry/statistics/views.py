@@ -15,6 +15,7 @@ from typing import Any
 from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
@@ -41,6 +42,8 @@ from registry.statistics.benchmark_charts import (
 )
 from registry.statistics.charts import BarChart, BarRow, count_bar, is_unreliable, rate_bar
 from registry.statistics.quality import data_quality_rows
+from registry.statistics.scorecard import scorecard_for_practice
+from registry.statistics.scorecard_table import any_suppressed, scorecard_tables
 from registry.statistics.selectors import (
     ATTENDANT_ROLES,
     RATES,
@@ -105,8 +108,23 @@ def statistics_page(request: HttpRequest, membership: Membership) -> HttpRespons
         "json_query": query,
         "filtered": any(v is not None for v in form.years().values()),
         "queue_url": _queue_url(request, membership),
-    }
+    } | scorecard_context(request, membership)
     return render(request, "settings/statistics.html", context)
+
+
+def scorecard_context(request: HttpRequest, membership: Membership) -> dict[str, Any]:
+    """The scorecard's table (``settings/_scorecard.html``): the last 24 months, beside the
+    registry as the signed-in person may see it (registry/statistics/scorecard.py)."""
+    members_of = memberships_of(signed_in_user(request)).values_list("practice_id", flat=True)
+    card = scorecard_for_practice(
+        practice=membership.practice, members_of=list(members_of), today=timezone.now().date()
+    )
+    return {
+        "scorecard": card,
+        "whose": "your",
+        "scorecard_tables": scorecard_tables(card),
+        "scorecard_any_suppressed": any_suppressed(card),
+    }
 
 
 def _compared(request: HttpRequest, membership: Membership, form: YearRangeForm) -> dict[str, Any]:
