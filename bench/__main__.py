@@ -11,6 +11,10 @@
 * ``backlog``: extra task runs while 2,000 queued singles drain (bench.backlog).
 * ``bodymemory``: the web's peak memory for a 60 MB and a 600 MB body (bench.bodymemory).
 * ``bodies``: the worst bodies by shape at each door, and /healthz meanwhile (bench.bodies).
+* ``openloop``: singles from 50 practices at a fixed offered rate (Poisson, open loop), polled
+  as the docs say, with a 20,000-course backfill in the middle: completion before, during and
+  after, the backfill's throughput against alone, CPU per single against a batch course
+  (bench.openloop).
 
 What they share: bench.harness (the bench's database, the started processes), bench.client
 (the API from a client's side), bench.metering (CPU and statement counts), bench.report.
@@ -23,7 +27,17 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from bench import backlog, bodies, bodymemory, flood, million, pipeline, realtime, reliability
+from bench import (
+    backlog,
+    bodies,
+    bodymemory,
+    flood,
+    million,
+    openloop,
+    pipeline,
+    realtime,
+    reliability,
+)
 
 SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "pipeline": pipeline.main,
@@ -34,9 +48,10 @@ SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "million": million.main,
     "reliability": reliability.main,
     "bodies": bodies.main,
+    "openloop": openloop.main,
 }
 # pipeline includes reliability
-EVERY = ["pipeline", "realtime", "backlog", "bodymemory", "flood", "million"]
+EVERY = ["pipeline", "realtime", "backlog", "bodymemory", "flood", "million", "openloop"]
 
 
 def main(names: list[str]) -> None:
