@@ -18,7 +18,8 @@ PostgreSQL, Redis):
    (exponential gaps), each practice chosen at random per arrival. Each single is polled as
    the docs say (docs/integrators.md, "Polling"; ``registry_client``): a GET of the status
    URL at once, then every ``Retry-After`` seconds until ``completed`` or ``failed``; a 429
-   is waited out for its ``Retry-After``.
+   is waited out for its ``Retry-After``. One event loop sends them all, on kept
+   connections (bench.asynchttp: httpx's client cost as much CPU as the web's share).
 3. ``BENCH_OPENLOOP_BEFORE`` seconds (40) in, another practice sends the same backfill as in
    1; the singles go on; ``BENCH_OPENLOOP_AFTER`` seconds (40) after the backfill's last
    ``completedAt`` the arrivals stop, and the singles still open are polled to the end.
@@ -45,7 +46,6 @@ from __future__ import annotations
 
 import asyncio
 import http.client
-import logging
 import math
 import os
 import random
@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bench.asynchttp import Client
 from bench.client import SUBMIT, practice_token, warm_up
 from bench.harness import BIN, RESULTS, Service, free_port, service, web
 from bench.profiling import profiled
@@ -92,7 +93,7 @@ class Single:
     seen: float  # when the poll read completed (or failed)
     polls: int
     limited: int = 0  # 429s waited out, POST and polls
-    retried: int = 0  # requests sent again on a connection the web had closed
+    retried: int = 0  # requests sent again on a fresh connection (bench.asynchttp)
     failed: bool = False
 
 
@@ -262,7 +263,7 @@ def procfile_worker() -> Iterator[Service]:
 def retry_after(headers: Any) -> float:
     """``Retry-After`` in seconds, as registry_client reads it."""
     try:
-        return max(float(headers.get("Retry-After", DEFAULT_WAIT)), 0.0)
+        return max(float(headers.get("retry-after", DEFAULT_WAIT)), 0.0)
     except ValueError:
         return DEFAULT_WAIT
 
@@ -277,7 +278,7 @@ class Arrivals:
     thread runs the backfill and reads the meters meanwhile)."""
 
     def __init__(self, port: int, tokens: list[str], rate: float, seed: int) -> None:
-        self.base = f"http://127.0.0.1:{port}"
+        self.port = port
         self.tokens = tokens
         self.rate = rate
         self.random = random.Random(seed)
@@ -304,99 +305,71 @@ class Arrivals:
         return sum(start <= s.posted < end for s in self.singles)
 
     async def _run(self) -> None:
-        import httpx
         import orjson
 
         from bench.courses import course
 
-        logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
-
-        # Idle connections are dropped after 1 s, before the web's keep-alive of 2 s ends them
-        # (as nginx does: deploy/nginx/registry.conf): none is reused as it closes.
-        limits = httpx.Limits(max_connections=None, keepalive_expiry=1.0)
-        timeout = httpx.Timeout(300.0, connect=10.0)
+        http = Client("127.0.0.1", self.port)
         tasks: set[asyncio.Task[None]] = set()
-        async with httpx.AsyncClient(base_url=self.base, limits=limits, timeout=timeout) as http:
-            loop = asyncio.get_running_loop()
-            clock = time.monotonic()
-            self.started = time.time()
-            due = clock
-            number = 0
-            while not self._stop.is_set():
-                due += self.random.expovariate(self.rate)
-                wait = due - time.monotonic()
-                if wait > 0:
-                    await asyncio.sleep(wait)
-                if self._stop.is_set():
-                    break
-                practice = self.random.randrange(len(self.tokens))
-                body = orjson.dumps(course(1_000_000 + number, chart_prefix=f"OL{practice}-"))
-                number += 1
-                task = loop.create_task(self._single(http, self.tokens[practice], body))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-            self.stopped = time.time()
-            if tasks:
-                await asyncio.gather(*tasks)
+        loop = asyncio.get_running_loop()
+        self.started = time.time()
+        due = time.monotonic()
+        number = 0
+        while not self._stop.is_set():
+            due += self.random.expovariate(self.rate)
+            wait = due - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            if self._stop.is_set():
+                break
+            practice = self.random.randrange(len(self.tokens))
+            body = orjson.dumps(course(1_000_000 + number, chart_prefix=f"OL{practice}-"))
+            number += 1
+            task = loop.create_task(self._single(http, self.tokens[practice], body))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+        self.stopped = time.time()
+        if tasks:
+            await asyncio.gather(*tasks)
+        await http.close()
 
-    async def _send(
-        self, http: Any, retried: list[int], method: str, path: str, **kwargs: Any
-    ) -> Any:
-        """A request, sent again at once if the connection fails (a kept connection the web
-        closes as it is reused: its keep-alive ends while the loop here lags under load).
-        registry_client waits first; a browser or nginx sends again at once."""
-        import httpx
-
-        for attempt in range(5):
-            try:
-                return await http.request(method, path, **kwargs)
-            except httpx.TransportError:
-                if attempt == 4:
-                    raise
-                retried[0] += 1
-        raise AssertionError("unreachable")
-
-    async def _single(self, http: Any, token: str, body: bytes) -> None:
+    async def _single(self, http: Client, token: str, body: bytes) -> None:
         """POST, then the documented poll loop: GET at once, then every Retry-After seconds."""
+        import orjson
+
         headers = {"Authorization": f"Bearer {token}"}
-        limited = 0
+        submit_headers = {**headers, "Content-Type": "application/fhir+json"}
+        limited = resent = 0
         posted = time.time()  # the first attempt's: a 429 waited out is part of the wait
-        retried = [0]
         try:
             while True:
                 started = time.perf_counter()
-                response = await self._send(
-                    http,
-                    retried,
-                    "POST",
-                    SUBMIT,
-                    content=body,
-                    headers={**headers, "Content-Type": "application/fhir+json"},
-                )
+                answer = await http.request("POST", SUBMIT, submit_headers, body)
                 submit = time.perf_counter() - started
-                if response.status_code != 429:
+                resent += answer.resent
+                if answer.status != 429:
                     break
                 limited += 1
-                await asyncio.sleep(retry_after(response.headers))
-            if response.status_code != 202:
-                self.errors.append(f"POST answered {response.status_code}")
+                await asyncio.sleep(retry_after(answer.headers))
+            if answer.status != 202:
+                self.errors.append(f"POST answered {answer.status}")
                 return
-            path = urlsplit(response.headers["Content-Location"]).path
+            path = urlsplit(answer.headers["content-location"]).path
             polls = 0
             while True:
-                response = await self._send(http, retried, "GET", path, headers=headers)
+                answer = await http.request("GET", path, headers)
                 polls += 1
-                if response.status_code == 429:
+                resent += answer.resent
+                if answer.status == 429:
                     limited += 1
-                elif response.status_code != 200:
-                    self.errors.append(f"poll answered {response.status_code}")
+                elif answer.status != 200:
+                    self.errors.append(f"poll answered {answer.status}")
                     return
                 else:
-                    receipt = response.json()
+                    receipt = orjson.loads(answer.body)
                     if receipt["status"] in FINAL:
                         break
-                await asyncio.sleep(retry_after(response.headers))
-            failed = receipt["status"] == "failed"
+                await asyncio.sleep(retry_after(answer.headers))
             self.singles.append(
                 Single(
                     posted=posted,
@@ -405,8 +378,8 @@ class Arrivals:
                     seen=time.time(),
                     polls=polls,
                     limited=limited,
-                    retried=retried[0],
-                    failed=failed,
+                    retried=resent,
+                    failed=receipt["status"] == "failed",
                 )
             )
         except Exception as error:  # reported by stop()

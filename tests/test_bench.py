@@ -187,3 +187,34 @@ def test_the_open_loop_figures_split_the_singles_by_phase():
     ratio = over(single_cpu, course_cpu)
     assert ratio["web"] == 100.0 and ratio["web_worker"] == 30.0
     assert ratio["postgres"] is None  # no batch figure to divide by
+
+
+def test_the_open_loop_client_reads_answers_by_length_and_by_chunks():
+    """bench.asynchttp reads an answer framed by Content-Length or chunked (the web streams a
+    finished receipt), keeps the connection unless told to close, and a connection that
+    ends mid-answer is Closed (the request is then sent again)."""
+    import asyncio
+
+    from bench.asynchttp import Closed, _answer
+
+    def read(data: bytes):
+        async def run():
+            reader = asyncio.StreamReader()
+            reader.feed_data(data)
+            reader.feed_eof()
+            return await _answer(reader)
+
+        return asyncio.run(run())
+
+    sized = b"HTTP/1.1 202 Accepted\r\nContent-Location: /x/1\r\nContent-Length: 2\r\n\r\n{}NEXT"
+    assert read(sized) == (202, {"content-location": "/x/1", "content-length": "2"}, b"{}", True)
+    chunked = (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        b'3\r\n{"a\r\n5\r\n": 1}\r\n0\r\n\r\n'
+    )
+    status, _, body, reusable = read(chunked)
+    assert (status, body, reusable) == (200, b'{"a": 1}', False)
+    with pytest.raises(Closed):
+        read(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}")
+    with pytest.raises(Closed):
+        read(b"")
