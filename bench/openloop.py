@@ -541,6 +541,10 @@ def openloop() -> dict[str, Any]:
             time.sleep(max(AFTER_SECONDS - (time.time() - during["finished"]), 0.0))
             arrivals.stop()
         steady_singles = arrivals.arrivals_between(steady_started, during["started"])
+        if not steady_singles:
+            raise RuntimeError(
+                "no single in the steady part of before: raise BENCH_OPENLOOP_BEFORE or _RATE"
+            )
         if TWO:
             results["two_at_once"] = two_at_once(port, bodies)
     window = (during["started"], during["finished"])
