@@ -13,6 +13,10 @@
 * ``bodies``: the worst bodies by shape at each door, and /healthz meanwhile (bench.bodies).
 * ``office``: the registry console, a Members page and a statistics page with 1,000
   practices and 10 million records on file (bench.office; ``BENCH_OFFICE_RECORDS``).
+* ``openloop``: singles from 50 practices at a fixed offered rate (Poisson, open loop), polled
+  as the docs say, with a 20,000-course backfill in the middle: completion before, during and
+  after, the backfill's throughput against alone, CPU per single against a batch course
+  (bench.openloop).
 
 What they share: bench.harness (the bench's database, the started processes), bench.client
 (the API from a client's side), bench.metering (CPU and statement counts), bench.report.
@@ -32,6 +36,7 @@ from bench import (
     flood,
     million,
     office,
+    openloop,
     pipeline,
     realtime,
     reliability,
@@ -47,9 +52,10 @@ SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "reliability": reliability.main,
     "bodies": bodies.main,
     "office": office.main,
+    "openloop": openloop.main,
 }
 # pipeline includes reliability
-EVERY = ["pipeline", "realtime", "backlog", "bodymemory", "flood", "million"]
+EVERY = ["pipeline", "realtime", "backlog", "bodymemory", "flood", "million", "openloop"]
 
 
 def main(names: list[str]) -> None:

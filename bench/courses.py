@@ -235,10 +235,13 @@ def _observation(subject: str, code: str, display: str, **value: Any) -> dict[st
     }
 
 
-def batch_bytes(count: int, *, chart_prefix: str = "B", duplicate_share: int = 100) -> bytes:
-    """A batch of ``count`` courses; every ``duplicate_share``-th repeats an earlier birth."""
+def batch_bytes(
+    count: int, *, chart_prefix: str = "B", duplicate_share: int = 100, first: int = 0
+) -> bytes:
+    """A batch of ``count`` courses from number ``first`` on (a backfill's later parts start
+    where the earlier ones ended); every ``duplicate_share``-th repeats an earlier birth."""
     entries = []
-    for index in range(count):
+    for index in range(first, first + count):
         duplicate = index - 1 if index and index % duplicate_share == 0 else None
         entries.append(
             {
