@@ -99,11 +99,13 @@ def seed_statistics(*, practices: int = SEED_PRACTICES, records: int = SEED_RECO
 
     One practice holds a fifth; the rest are spread unevenly (a few large, many small) over
     twenty birth years. Each record has a child and an attendant whose role varies; a few
-    are voided. The counts are then filled by the recount, as the migration does.
+    are voided. The counts (by birth year and by day received) are then filled by the recount, as
+    the migrations do.
     """
     from django.db import connection, transaction
 
-    from registry.statistics.counts import RECOUNT_SQL
+    from registry.models import COUNT_FIELDS
+    from registry.statistics.counts import RECOUNT_SQL, recount_sql
 
     largest = int(records * LARGEST_SHARE)
     weights = [1 / (rank + 1) for rank in range(practices - 1)]
@@ -117,11 +119,15 @@ def seed_statistics(*, practices: int = SEED_PRACTICES, records: int = SEED_RECO
         )
         for statement in _SEED_SQL:
             cursor.execute(statement, {"first": FIRST_YEAR, "years": YEARS})
+        counts = ", ".join(COUNT_FIELDS)
         cursor.execute(
-            'INSERT INTO registry_birthcount (practice_id, birth_year, "group", births, '
-            "suspected_duplicates, consent_granted, live_births, fetal_deaths, "
-            "low_birth_weight, known_birth_weight, preterm, known_gestational_age, "
-            "apgar5_below_7, known_apgar5) " + RECOUNT_SQL,
+            f'INSERT INTO registry_birthcount (practice_id, birth_year, "group", {counts}) '
+            + RECOUNT_SQL,
+            {"practice": None},
+        )
+        cursor.execute(  # the registry office's counts by day received
+            f"INSERT INTO registry_receivedcount (practice_id, day, {counts}) "
+            + recount_sql(by_day=True),
             {"practice": None},
         )
     with connection.cursor() as cursor:
@@ -129,8 +135,8 @@ def seed_statistics(*, practices: int = SEED_PRACTICES, records: int = SEED_RECO
 
 
 _SEED_SQL = [
-    """INSERT INTO registry_practice (slug, name, created_at)
-       SELECT slug, slug, now() FROM bench_sizes""",
+    """INSERT INTO registry_practice (slug, name, created_at, sandbox)
+       SELECT slug, slug, now(), false FROM bench_sizes""",
     """INSERT INTO registry_provider
            (practice_id, stable_id, display_name, credentials, role, updated_at)
        SELECT p.id, 'bench-' || r.role, r.role, '', r.role, now()

@@ -3,8 +3,9 @@ registry's console is right from the start: ReceivedCount from the live records 
 day each was first received), SubmissionCount from the finished ingestions (by the UTC day
 each was received; a failed one's courses not accepted count as rejected).
 
-Run with the workers stopped (or run ``manage.py recount_statistics`` once the new code
-runs): a chunk the old code applies meanwhile is counted by neither."""
+Safe while the previous release runs, for the schema (it only fills the two tables of 0011);
+but what the old code stores or finishes after it ran is not counted: stop the workers first,
+or run ``manage.py recount_statistics`` once the new code runs."""
 
 from django.db import migrations
 

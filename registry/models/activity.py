@@ -32,8 +32,10 @@ class ReceivedCount(RecordCounts):
 
 class SubmissionCount(models.Model):
     """What a practice sent on one day (UTC, the day each ingestion was received): the
-    ingestions completed and their courses, accepted and rejected, and the latest receipt
-    time. Written when an ingestion completes, in the transaction that completes it."""
+    ingestions finished and their courses, accepted and rejected, and the latest receipt
+    time. Written when an ingestion completes or fails, in the transaction that finishes it;
+    a failed ingestion's courses not accepted count as rejected
+    (:mod:`registry.statistics.submissions`)."""
 
     practice = models.ForeignKey(Practice, on_delete=models.CASCADE, related_name="+")
     day = models.DateField()
