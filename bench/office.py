@@ -252,13 +252,25 @@ def print_table(results: dict[str, Any]) -> None:
         print(f"seed: {results['seed']}")
 
 
+def _seeded_before() -> dict[str, Any] | None:
+    """The seed's figures from the run that seeded this database, when saved."""
+    import json
+
+    from bench.harness import RESULTS
+
+    latest = RESULTS / "latest.json"
+    saved = json.loads(latest.read_text()).get("office", {}) if latest.exists() else {}
+    seed = saved.get("seed")
+    return seed if seed and seed.get("records") == RECORDS else None
+
+
 def main() -> dict[str, Any]:
     from bench.harness import RESULTS
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     seed = _setup()
     results = run()
-    results["seed"] = seed
+    results["seed"] = seed or _seeded_before()
     save_section("office", results)
     print_table(results)
     return results

@@ -12,10 +12,10 @@ The rule, in UTC days, for *today* ``T`` and ``N`` = ``REGISTRY_SILENT_AFTER_DAY
   silent.
 
 It lives in ``registry`` so that both the metric (``ingestion.monitoring.metrics``) and the
-console (``office``) read the one rule. One query over the day rows of the last eight weeks
-(the ``submission_count_day`` index): at most 56 rows per practice, cheap at scrape time.
-The weeks a practice sent in are the bits of one byte (bit ``k`` for week ``k``), OR-ed over
-its day rows and counted: a hash aggregate, where ``COUNT(DISTINCT week)`` sorts every row.
+console (``office``) read the one rule, in one statement cheap at scrape time: first the
+practices that sent nothing in the last ``N`` days (one seek each on the ``(practice, day)``
+unique index), then only their day rows of the last eight weeks. The weeks a practice sent
+in are the bits of one byte (bit ``k`` for week ``k``), OR-ed over its day rows and counted.
 """
 
 from __future__ import annotations
@@ -32,14 +32,21 @@ USUAL_WEEKS = 5
 WINDOW_DAYS = 7 * WEEKS
 
 _SILENT = """
+    WITH quiet AS (
+        SELECT p.id FROM registry_practice p
+         WHERE NOT p.sandbox
+           AND NOT EXISTS (
+                SELECT 1 FROM registry_submissioncount recent
+                 WHERE recent.practice_id = p.id AND recent.ingestions > 0
+                   AND recent.day > %(today)s::date - %(after)s::int
+                   AND recent.day <= %(today)s::date))
     SELECT s.practice_id
       FROM registry_submissioncount s
-      JOIN registry_practice p ON p.id = s.practice_id AND NOT p.sandbox
+      JOIN quiet ON quiet.id = s.practice_id
      WHERE s.day > %(today)s::date - %(window)s::int AND s.day <= %(today)s::date
        AND s.ingestions > 0
      GROUP BY s.practice_id
     HAVING bit_count(bit_or((1 << ((%(today)s::date - s.day) / 7))::bit(8))) >= %(usual)s::int
-       AND MAX(s.day) <= %(today)s::date - %(after)s::int
 """
 
 
