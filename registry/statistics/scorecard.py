@@ -25,20 +25,21 @@ shown from that total would reveal. So per count, the remainder must itself be p
 still shown is hidden too (:func:`hidden_months`). The submission counts appear on no other
 page a practice sees, so their months stand alone.
 
-Two queries, one per table, each grouped by month: the practice's own side, the viewer's
-other practices and every other practice, summed apart (:func:`scorecard_for_practice`).
-Everything else here is pure.
+The reads (:func:`scorecard_cells`): one query per table for the viewer's practices' months,
+and one per table for the registry's totals by month, which do not depend on who looks and are
+cached a few minutes. Everything else here is pure.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from django.db.models import Case, Count, DateField, Q, QuerySet, Sum, Value, When
-from django.db.models.functions import TruncMonth
+from django.core.cache import caches
+from django.db import connection
+from redis.exceptions import RedisError
 
 from registry.models import Practice, ReceivedCount, SubmissionCount
 from registry.statistics.benchmarks import (
@@ -212,90 +213,141 @@ def figure_list() -> list[dict[str, Any]]:
     ]
 
 
-# --- The reads: one query per table ------------------------------------------------------------
+# --- The reads: one query per table for the viewer's practices, one per table for the registry --
+
+# The registry's side of each month does not depend on who looks: per month, each count's
+# sum over the live practices and how many of them have it positive (summed per practice and
+# month first: no COUNT(DISTINCT), which sorts every day row once per count). It is kept in
+# the cache for TOTALS_CACHE_SECONDS, so a page (or the monthly mail, a copy per recipient)
+# scans the tables once a few minutes at most. The viewer's practices' own rows are read each
+# time (the (practice, day) index), and subtracted: what is left is every other practice.
+TOTALS_CACHE_SECONDS = 300
+
+_REGISTRY_SQL = """
+WITH per_practice AS (
+    SELECT t.practice_id, {bucket} AS bucket, {sums}
+    FROM {table} t JOIN registry_practice p ON p.id = t.practice_id
+    WHERE t.day < %(end)s {since} AND NOT p.sandbox
+    GROUP BY 1, 2
+)
+SELECT bucket, {totals}
+FROM per_practice
+GROUP BY bucket
+"""
+_MEMBERS_SQL = """
+SELECT t.practice_id, p.sandbox, {bucket} AS bucket, {sums}
+FROM {table} t JOIN registry_practice p ON p.id = t.practice_id
+WHERE t.practice_id = ANY(%(members)s) AND t.day < %(end)s {since}
+GROUP BY 1, 2, 3
+"""
+
+_TABLES = (
+    (SubmissionCount._meta.db_table, SUBMITTED_COUNTS, False),
+    (ReceivedCount._meta.db_table, RECEIVED_COUNTS, True),
+)
 
 
-@dataclass(frozen=True)
-class _Sides:
-    own: Q
-    fellows: Q
-    others: Q
-
-
-def _sides(practice: Practice, members: set[int]) -> _Sides:
-    return _Sides(
-        own=Q(practice=practice),
-        fellows=Q(practice__in=members - {practice.pk}),
-        others=~Q(practice__in=members),
+def _sql(template: str, table: str, counts: list[str], *, before: bool) -> str:
+    """A statement over one table (``counts``: its columns, from this module's constants);
+    with ``before``, the rows before the months are one bucket (NULL, :data:`BEFORE`)."""
+    month = "date_trunc('month', t.day)::date"
+    return template.format(
+        bucket=f"CASE WHEN t.day < %(start)s THEN NULL ELSE {month} END" if before else month,
+        sums=", ".join(f"SUM(t.{name}) AS {name}" for name in counts),
+        totals=", ".join(f"SUM({name}), COUNT(*) FILTER (WHERE {name} > 0)" for name in counts),
+        table=table,
+        since="" if before else "AND t.day >= %(start)s",
     )
 
 
-def _bucket_sums(rows: QuerySet[Any], counts: list[str], sides: _Sides) -> dict[int, Cell]:
-    """Per month bucket: the counts of each side, and how many other practices (and
-    practices of all) have a non-zero count in it."""
-    sums: dict[str, Any] = {}
-    for name in counts:
-        counted = Q(**{f"{name}__gt": 0})
-        for side in ("own", "fellows", "others"):
-            sums[f"{side}__{name}"] = Sum(name, filter=getattr(sides, side), default=0)
-        sums[f"contributors__{name}"] = Count(
-            "practice", distinct=True, filter=sides.others & counted
-        )
-        sums[f"practices__{name}"] = Count("practice", distinct=True, filter=counted)
-    cells: dict[int, Cell] = {}
-    for row in rows.values("bucket").annotate(**sums):
-        values: dict[str, Any] = dict(row)
-        parts: dict[str, dict[str, int]] = {
-            s: {} for s in ("own", "fellows", "others", "contributors", "practices")
-        }
-        for key, value in values.items():
-            side, _, name = key.partition("__")
-            if name:
-                parts[side][name] = value
-        bucket: date | None = values["bucket"]
-        cells[BEFORE if bucket is None or bucket.year == 1 else month_key(bucket)] = Cell(**parts)
-    return cells
+def _bucket(value: date | None) -> int:
+    return BEFORE if value is None else month_key(value)
+
+
+Totals = dict[int, dict[str, tuple[int, int]]]  # month -> count -> (sum, practices with it)
+
+
+def registry_totals(months: list[int]) -> Totals:
+    """Per month of ``months`` (and :data:`BEFORE`): each count's sum over every live
+    practice, and how many have it positive. Cached for :data:`TOTALS_CACHE_SECONDS`."""
+    key = f"scorecard:registry:{months[0]}:{months[-1]}"
+    cache = caches["default"]
+    try:
+        found = cache.get(key)
+    except (RedisError, OSError):
+        found = None
+    if isinstance(found, dict):
+        return found
+    params: dict[str, Any] = {"start": first_day(months[0]), "end": _month_after(months[-1])}
+    totals: Totals = {}
+    with connection.cursor() as cursor:
+        for table, counts, before in _TABLES:
+            cursor.execute(_sql(_REGISTRY_SQL, table, counts, before=before), params)
+            for bucket, *values in cursor.fetchall():
+                cell = totals.setdefault(_bucket(bucket), {})
+                for index, name in enumerate(counts):
+                    cell[name] = (int(values[2 * index] or 0), int(values[2 * index + 1]))
+    with contextlib.suppress(RedisError, OSError):
+        cache.set(key, totals, TOTALS_CACHE_SECONDS)
+    return totals
+
+
+def _members_rows(
+    members: list[int], months: list[int]
+) -> list[tuple[int, bool, int, dict[str, int]]]:
+    """(practice, sandbox, month, counts) of the viewer's practices: one query per table."""
+    params: dict[str, Any] = {
+        "members": members,
+        "start": first_day(months[0]),
+        "end": _month_after(months[-1]),
+    }
+    rows = []
+    with connection.cursor() as cursor:
+        for table, counts, before in _TABLES:
+            cursor.execute(_sql(_MEMBERS_SQL, table, counts, before=before), params)
+            for practice_id, sandbox, bucket, *values in cursor.fetchall():
+                sums = {name: int(value or 0) for name, value in zip(counts, values, strict=True)}
+                rows.append((practice_id, sandbox, _bucket(bucket), sums))
+    return rows
 
 
 def scorecard_cells(
     *, practice: Practice, members_of: Collection[int], months: list[int], withheld: bool
 ) -> Cells:
-    """The cells of :func:`scorecard`: two grouped queries, one per table."""
-    members = {practice.pk, *members_of}
-    sides = _sides(practice, members)
-    start, end = first_day(months[0]), _month_after(months[-1])
-    live = Q(practice=practice) | Q(practice__sandbox=False)
-    if withheld:
-        live = Q(practice=practice)
-    submitted = (
-        SubmissionCount.objects.filter(live, day__gte=start, day__lt=end)
-        .annotate(bucket=TruncMonth("day", output_field=DateField()))
-        .order_by()
-    )
-    received = (
-        ReceivedCount.objects.filter(live, day__lt=end)
-        .annotate(
-            bucket=Case(
-                When(day__lt=start, then=Value(date(1, 1, 1))),
-                default=TruncMonth("day", output_field=DateField()),
-                output_field=DateField(),
-            )
-        )
-        .order_by()
-    )
-    by_month: dict[int, dict[str, dict[str, int]]] = {}
-    for table in (
-        _bucket_sums(submitted, SUBMITTED_COUNTS, sides),
-        _bucket_sums(received, RECEIVED_COUNTS, sides),
-    ):
-        for key, cell in table.items():
-            merged = by_month.setdefault(key, {s: {} for s in _CELL_PARTS})
-            for part in _CELL_PARTS:
-                merged[part].update(getattr(cell, part) or {})
-    return {(ALL, key): Cell(**parts) for key, parts in by_month.items()}
+    """The cells of :func:`scorecard`: the viewer's practices' rows, and the registry's
+    totals less the live ones among them (:func:`registry_totals`)."""
+    members = sorted({practice.pk, *members_of})
+    parts: dict[int, dict[str, dict[str, int]]] = {}
+
+    def cell(key: int) -> dict[str, dict[str, int]]:
+        return parts.setdefault(key, {part: {} for part in _PARTS})
+
+    for practice_id, sandbox, key, sums in _members_rows(members, months):
+        for name, value in sums.items():
+            side = "own" if practice_id == practice.pk else "fellows"
+            if side == "fellows" and sandbox:
+                continue  # never in the registry's figures
+            counted = cell(key)
+            counted[side][name] = counted[side].get(name, 0) + value
+            if not sandbox:  # taken out of the registry's totals below
+                counted["live_members"][name] = counted["live_members"].get(name, 0) + value
+                positive = 1 if value > 0 else 0
+                counted["positive"][name] = counted["positive"].get(name, 0) + positive
+    if not withheld:
+        for key, counts in registry_totals(months).items():
+            counted = cell(key)
+            for name, (total, having) in counts.items():
+                counted["others"][name] = total - counted["live_members"].get(name, 0)
+                counted["contributors"][name] = having - counted["positive"].get(name, 0)
+                counted["practices"][name] = having
+    return {
+        (ALL, key): Cell(**{part: found[part] for part in _CELL_PARTS})
+        for key, found in parts.items()
+    }
 
 
 _CELL_PARTS = ("own", "fellows", "others", "contributors", "practices")
+_PARTS = (*_CELL_PARTS, "live_members", "positive")
 
 
 def _month_after(key: int) -> date:

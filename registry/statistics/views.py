@@ -86,7 +86,8 @@ def statistics_page(request: HttpRequest, membership: Membership) -> HttpRespons
     if not form.is_valid():
         return render(request, "settings/statistics.html", context, status=400)
     stats = stats_for_practice(practice=membership.practice, **form.years())
-    compared = _compared(request, membership, form)
+    members_of = _members_of(request)
+    compared = _compared(request, membership, form, members_of)
     query = _query(membership, form)
     context |= {
         "headline_figures": headline_figures(compared),
@@ -108,16 +109,15 @@ def statistics_page(request: HttpRequest, membership: Membership) -> HttpRespons
         "json_query": query,
         "filtered": any(v is not None for v in form.years().values()),
         "queue_url": _queue_url(request, membership),
-    } | scorecard_context(request, membership)
+    } | scorecard_context(membership, members_of)
     return render(request, "settings/statistics.html", context)
 
 
-def scorecard_context(request: HttpRequest, membership: Membership) -> dict[str, Any]:
+def scorecard_context(membership: Membership, members_of: list[int]) -> dict[str, Any]:
     """The scorecard's table (``settings/_scorecard.html``): the last 24 months, beside the
     registry as the signed-in person may see it (registry/statistics/scorecard.py)."""
-    members_of = memberships_of(signed_in_user(request)).values_list("practice_id", flat=True)
     card = scorecard_for_practice(
-        practice=membership.practice, members_of=list(members_of), today=timezone.now().date()
+        practice=membership.practice, members_of=members_of, today=timezone.now().date()
     )
     return {
         "scorecard": card,
@@ -127,12 +127,23 @@ def scorecard_context(request: HttpRequest, membership: Membership) -> dict[str,
     }
 
 
-def _compared(request: HttpRequest, membership: Membership, form: YearRangeForm) -> dict[str, Any]:
+def _members_of(request: HttpRequest) -> list[int]:
+    """The practices the signed-in person belongs to (ids)."""
+    return list(memberships_of(signed_in_user(request)).values_list("practice_id", flat=True))
+
+
+def _compared(
+    request: HttpRequest,
+    membership: Membership,
+    form: YearRangeForm,
+    members_of: list[int] | None = None,
+) -> dict[str, Any]:
     """The practice beside the registry, as the signed-in person may see it: the thresholds
     hold for the practices they belong to none of (docs/decisions.md)."""
-    members_of = memberships_of(signed_in_user(request)).values_list("practice_id", flat=True)
+    if members_of is None:
+        members_of = _members_of(request)
     return benchmarks_for_practice(
-        practice=membership.practice, members_of=list(members_of), **form.years()
+        practice=membership.practice, members_of=members_of, **form.years()
     )
 
 
