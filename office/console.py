@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
 
 from django.db import connection
@@ -297,7 +297,3 @@ def _oldest_flagged(rows: dict[int, ConsoleRow], ids: list[int]) -> None:
         rows[practice_id].oldest_flagged = created_at
         rows[practice_id].oldest_flagged_days = max((now - created_at).days, 0)
 
-
-def window_start(today: date, days: int) -> date:
-    """The first day of a window of ``days`` UTC days ending today (today included)."""
-    return today - timedelta(days=days - 1)

@@ -171,7 +171,6 @@ PAGES = [
     Page("settings-practice-new-refused", "root", opener=_practice_new_refused),
     # The registry office's console
     Page("registry-console", "root", "/registry/"),
-    Page("registry-console-sorted", "root", "/registry/?sort=backlog&dir=desc&sandbox=1"),
     # Invitations
     Page("invitation-accept", None, opener=_invitation_form),
     Page("invitation-accept-refused", None, opener=_invitation_form_refused),
