@@ -25,6 +25,13 @@ shown from that total would reveal. So per count, the remainder must itself be p
 still shown is hidden too (:func:`hidden_months`). The submission counts appear on no other
 page a practice sees, so their months stand alone.
 
+The statistics page's registry figures over a range of birth years are other sums of the same
+records, cut by birth year rather than by month received: a year's figure less the months
+that received it could leave the few records of other years received in them (late
+registrations). The registry's side of a received figure is therefore given as a rate only,
+without its numerator and denominator, so that no month's counts are there to subtract; the
+submission figures, on no other page, keep theirs.
+
 The reads (:func:`scorecard_cells`): one query per table for the viewer's practices' months,
 and one per table for the registry's totals by month, which do not depend on who looks and are
 cached a few minutes. Everything else here is pure.
@@ -189,9 +196,16 @@ def scorecard(
             held_back = figure in RECEIVED and any(month in hidden[c] for c in series)
             if held_back and "suppressed" not in shown["registry"]:
                 shown["registry"] = {"suppressed": REMAINDER}
+            elif figure in RECEIVED and "suppressed" not in shown["registry"]:
+                shown["registry"] = _rate_only(shown["registry"])
             figures[figure.name] = shown
         rows.append({"month": month_label(month), "figures": figures})
     return rows
+
+
+def _rate_only(side: dict[str, Any]) -> dict[str, Any]:
+    """The registry's side of a received figure without its counts (see the module)."""
+    return {key: value for key, value in side.items() if key not in ("numerator", "denominator")}
 
 
 def definitions() -> dict[str, dict[str, str]]:

@@ -33,6 +33,8 @@ def side_text(side: dict[str, Any], *, count: bool) -> tuple[str, str]:
         return f"{side['numerator']:,}", ""
     if side["rate"] is None:
         return "no data", ""
+    if "numerator" not in side:  # the registry's received figures: a rate only
+        return f"{side['rate']:.1%}", ""
     return f"{side['rate']:.1%}", f"{side['numerator']:,} of {side['denominator']:,}"
 
 
@@ -126,8 +128,8 @@ def csv_rows(card: dict[str, Any]) -> list[list[Any]]:
                 else:
                     cells = [
                         "" if side["rate"] is None else side["rate"],
-                        side["numerator"],
-                        side["denominator"],
+                        side.get("numerator", ""),
+                        side.get("denominator", ""),
                         side.get("practices", ""),
                         str(side["unreliable"]).lower(),
                         "",

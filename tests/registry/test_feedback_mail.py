@@ -192,3 +192,25 @@ def test_who_sees_the_preview(clinic, superuser):
     office = signed_in(superuser)
     assert office.get(url).status_code == 200
     assert office.post(url, {}).status_code == 403  # no membership of theirs to change
+
+
+def test_each_copy_holds_what_its_reader_may_see(inbox, clinic):
+    """Sue is staff of St Mary's and of one of the three others too: subtracting both her
+    practices from her copy's registry figures would leave two practices, so her copy shows
+    none; Sam's (St Mary's only) shows them."""
+    _, (second, *_) = busy_registry([date(2026, 10, 3)])
+    sent(clinic, date(2026, 10, 5), 40, rejected=4)
+    Membership.objects.create(
+        user=Membership.objects.get(user__username="sue").user, practice=second
+    )
+    feedback_mails_send(today=TODAY)
+    bodies = {
+        str(m["To"]): m.get_content().replace("\r\n", "\n")
+        for m in inbox.messages
+        if m["To"] in ("sam@example.org", "sue@example.org") and "St Mary's for" in m.get_content()
+    }
+    assert "Registry: 16.0% (16 of 100, 4 practices)" in bodies["sam@example.org"]
+    assert "16 of 100" not in bodies["sue@example.org"]
+    assert (
+        "Rejected\n  Yours:    10.0% (4 of 40)\n  Registry: not shown" in bodies["sue@example.org"]
+    )

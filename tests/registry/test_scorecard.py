@@ -112,7 +112,11 @@ def test_figures_of_a_month_beside_the_registry():
     assert october["warned"]["practice"]["rate"] == 0.05  # 2 of 40
     assert october["warned"]["registry"]["rate"] == round(14 / 100, 4)
     assert october["within_10_days"]["practice"]["rate"] == 1.0
-    assert october["within_10_days"]["registry"]["numerator"] == 70  # 40 + 3 x 10
+    assert october["within_10_days"]["registry"] == {  # (40 + 3 x 10) of 100, a rate only
+        "rate": 0.7,
+        "unreliable": False,
+        "practices": 4,
+    }
     assert october["apgar_5"]["practice"]["rate"] == 0.75  # 30 of 40
     assert october["birth_weight"]["registry"]["rate"] == 1.0
     # A month with nothing from anyone: the practice's zeros, no registry figure.
