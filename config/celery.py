@@ -34,7 +34,7 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 # The password reset mail's task and the monthly feedback mail's sit in the rooms they belong
 # to, not in registry/tasks.py.
-app.autodiscover_tasks(["registry.signin", "registry.feedback"])
+app.autodiscover_tasks(["registry.signin", "registry.feedback", "registry.statistics"])
 
 
 @task_prerun.connect

@@ -296,4 +296,3 @@ def _oldest_flagged(rows: dict[int, ConsoleRow], ids: list[int]) -> None:
     for practice_id, created_at in _fetch(_OLDEST_FLAGGED, {"ids": ids}):
         rows[practice_id].oldest_flagged = created_at
         rows[practice_id].oldest_flagged_days = max((now - created_at).days, 0)
-

@@ -150,4 +150,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "registry.feedback.send_feedback_mails",
         "schedule": 3600,
     },
+    # The scorecard's registry totals, recomputed before their cached copy expires
+    # (registry/statistics/tasks.py): no statistics page pays the scan of every day row.
+    "refresh-scorecard-totals": {
+        "task": "registry.statistics.refresh_scorecard_totals",
+        "schedule": 240,
+    },
 }

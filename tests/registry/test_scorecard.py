@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from itertools import combinations
 from typing import Any
 
@@ -27,10 +27,12 @@ from registry.statistics.scorecard import (
     RECEIVED_COUNTS,
     SUBMITTED_COUNTS,
     months_ending,
+    registry_totals,
     scorecard,
     scorecard_cells,
     scorecard_for_practice,
 )
+from registry.statistics.tasks import refresh_scorecard_totals
 from tests.registry.conftest import signed_in
 from tests.registry.factories import PracticeFactory, member
 
@@ -371,3 +373,19 @@ def test_the_statistics_page_shows_the_scorecard_and_the_years_compared(st_mary)
     for testid in ("benchmark-years", "quality-years"):
         start = html.index(f'data-testid="{testid}"')
         assert "The registry&#x27;s figures cover birth years 2024" in html[start : start + 200]
+
+
+def test_the_beat_keeps_the_registry_totals_warm(django_assert_num_queries):
+    """The beat's refresh reads the tables whatever the cache holds and caches the answer, so
+    the page after it reads no registry total: a change shows after the next refresh."""
+    _clinic, rest = busy_registry([timezone.now().date()])
+    months = months_ending(timezone.now().date())
+    before = registry_totals(months)
+    received(rest[0], timezone.now().date() - timedelta(days=40), 5)
+    with django_assert_num_queries(0):
+        assert registry_totals(months) == before  # cached: the change is not seen yet
+    with django_assert_num_queries(2):
+        refresh_scorecard_totals()
+    with django_assert_num_queries(0):
+        after = registry_totals(months)
+    assert after != before
