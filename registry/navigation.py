@@ -75,6 +75,8 @@ def site_links(request: HttpRequest) -> list[Link]:
     links: list[tuple[str, str]] = []
     if may_use_settings(user):
         links.append(("Settings", reverse("settings")))
+    if is_registry_office(user):
+        links.append(("Registry console", reverse("office:console")))
     if may_use_review_admin(user):
         links.append(("Review admin", reverse("admin:index")))
     links.append(("API docs", reverse("docs")))

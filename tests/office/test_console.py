@@ -286,6 +286,8 @@ def test_the_links_lead_to_the_practice_as_its_staff_see_it(office, known):
     assert 'href="/settings/key/?practice=alder"' in page
     assert 'href="/settings/members/?practice=alder"' in page
     assert office.get("/settings/members/?practice=alder").status_code == 200
+    assert 'href="/registry/practices/alder/scorecard"' in page
+    assert office.get("/registry/practices/alder/scorecard").status_code == 200
     assert 'href="/registry/"' in office.get("/settings/key/?practice=alder").content.decode()
 
 

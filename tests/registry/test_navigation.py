@@ -89,3 +89,10 @@ def test_a_reviewer_who_is_staff_elsewhere_gets_no_link_for_that_practice(queue,
     Membership.objects.filter(user=rita).update(role=Membership.Role.STAFF)
     html = signed_in(rita).get("/settings/statistics/?practice=riverside").content.decode()
     assert "open the review queue" not in html
+
+
+def test_the_header_leads_the_registry_office_to_its_console(staff, superuser):
+    """The registry office finds its console from any page's header; a practice's staff
+    are not offered it."""
+    assert 'href="/registry/">Registry console' in signed_in(superuser).get("/").content.decode()
+    assert 'href="/registry/"' not in signed_in(staff).get("/").content.decode()
