@@ -32,10 +32,11 @@ def process_chunks(claim: Claim, fingerprint_key: bytes, turn: Turn | None = Non
     thread runs a chunk ahead, so a single worker process keeps both busy (the thread gets
     the GIL while the main thread waits on the database). At most two chunks are in memory.
 
-    With a ``turn`` (:mod:`ingestion.pipeline.turns`), the loop stops after a chunk once the
-    turn is over (others wait): ``Step.TURN_OVER``. It asks before a chunk is applied, and
-    then maps nothing ahead (the turn ends with this chunk), and again after, so that what
-    began waiting meanwhile waits for one chunk at most.
+    With a ``turn`` (:mod:`ingestion.pipeline.turns`), what waits is served after each chunk
+    (``turn.between``), and the loop stops once the turn is over (another batch waits):
+    ``Step.TURN_OVER``. It asks before a chunk is applied, and then maps nothing ahead (the
+    turn ends with this chunk), and again after, so that what began waiting meanwhile waits
+    for one chunk at most.
     """
     staged = next_staged(claim.ingestion_id, after=-1)
     if staged is not None and needs_isolation(claim, staged):
@@ -66,8 +67,12 @@ def process_chunks(claim: Claim, fingerprint_key: bytes, turn: Turn | None = Non
             step = apply_chunk(claim, staged, results)
             if step != Step.NEXT:
                 return step
-            if ending or (following is not None and turn is not None and turn.over()):
-                return Step.TURN_OVER  # a chunk mapped ahead is mapped again next turn
+            if ending:
+                return Step.TURN_OVER
+            if turn is not None and following is not None:
+                turn.between()  # waiting singles, served while the next chunk is mapped
+                if turn.over():
+                    return Step.TURN_OVER  # the chunk mapped ahead is mapped again next turn
             staged = following
     return Step.NEXT
 

@@ -20,7 +20,9 @@ leave that practice's message on its way: it finds them done, and claims what wa
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
@@ -49,6 +51,8 @@ from registry.bulk import insert_rows
 from registry.locks import rows_then_lock_practice
 from registry.models import Practice
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True, slots=True)
 class NextSingles:
@@ -67,6 +71,7 @@ WAITING_SINGLES = """
     WITH practices AS (
         SELECT practice_id, min(queued_at) AS oldest FROM {ingestion}
          WHERE kind = %(single)s AND status = %(queued)s
+           AND (%(before)s::timestamptz IS NULL OR queued_at <= %(before)s)
       GROUP BY practice_id
       ORDER BY oldest
          LIMIT %(most)s
@@ -79,6 +84,7 @@ WAITING_SINGLES = """
            fruitless_claims = i.fruitless_claims + 1
       FROM (SELECT w.id FROM {ingestion} AS w JOIN practices AS p USING (practice_id)
              WHERE w.kind = %(single)s AND w.status = %(queued)s
+               AND (%(before)s::timestamptz IS NULL OR w.queued_at <= %(before)s)
           ORDER BY p.oldest, w.queued_at, w.id
              LIMIT %(most)s
                FOR UPDATE OF w SKIP LOCKED) AS waiting
@@ -89,10 +95,10 @@ WAITING_SINGLES = """
 
 def combinable(claim: Claim) -> bool:
     """A single claimed for the first time, with others allowed to join it."""
-    return claim.kind == Ingestion.Kind.SINGLE and claim.fruitless == 1 and _combining()
+    return claim.kind == Ingestion.Kind.SINGLE and claim.fruitless == 1 and combining()
 
 
-def _combining() -> bool:
+def combining() -> bool:
     # SKIP LOCKED is PostgreSQL's; the embedded default (SQLite) processes each at submit.
     return connection.vendor == "postgresql"
 
@@ -100,7 +106,7 @@ def _combining() -> bool:
 def waiting_singles_served(ingestion_id: UUID) -> NextSingles | None:
     """A single's message found it taken: serve the practice's singles that may have counted
     on this message (:mod:`ingestion.messaging.singles_flag`)."""
-    if not _combining():
+    if not combining():
         return None
     practice_id = (
         Ingestion.objects.filter(id=ingestion_id, kind=Ingestion.Kind.SINGLE)
@@ -110,11 +116,12 @@ def waiting_singles_served(ingestion_id: UUID) -> NextSingles | None:
     return None if practice_id is None else singles_process(practice_id, None)
 
 
-def _claim_waiting(most: int) -> list[Claim]:
+def _claim_waiting(most: int, *, queued_before: Any = None) -> list[Claim]:
     """Up to ``most`` waiting singles, any practice's, the practice with the oldest first:
-    one statement."""
+    one statement. With ``queued_before``, only those queued by then."""
     parameters = {
         "most": most,
+        "before": queued_before,
         "now": timezone.now(),
         "lease_end": lease_end(),
         "single": Ingestion.Kind.SINGLE.value,
@@ -164,16 +171,38 @@ def singles_process(practice_id: int, claim: Claim | None) -> NextSingles | None
         [*([claim] if claim else []), *waiting], key=lambda c: (c.queued_at, str(c.ingestion_id))
     )
     if claims:
-        by_practice: dict[int, list[_Single]] = {}
-        for single in _singles_mapped(claims):
-            by_practice.setdefault(single.claim.practice_id, []).append(single)
-        try:
-            for practice, singles in by_practice.items():
-                _apply_singles(practice, singles)
-        except Exception:
-            _release(claims)  # those not completed yet
-            raise
+        _claims_applied(claims)
     return _next_waiting(practice_id) if len(waiting) == most else None
+
+
+def singles_between_turns() -> None:
+    """Between two chunks of a batch (:mod:`ingestion.pipeline.turns`): the waiting singles
+    that have waited out the gathering window, claimed and applied here, so that a single
+    waits for one chunk of a batch, not for the batch. Their messages, on their way, find
+    them done. Nothing of a failure here is the batch's: it is logged, and the singles'
+    leases are released for their own messages or the recovery."""
+    if not combining():
+        return
+    gathered = timezone.now() - timedelta(seconds=settings.REGISTRY_SINGLES_GATHER_SECONDS)
+    try:
+        claims = _claim_waiting(settings.REGISTRY_CLAIM_SINGLES, queued_before=gathered)
+        if claims:
+            _claims_applied(sorted(claims, key=lambda c: (c.queued_at, str(c.ingestion_id))))
+    except Exception as error:
+        log.warning("singles between turns: not applied (%s)", type(error).__name__)
+
+
+def _claims_applied(claims: list[Claim]) -> None:
+    """Each practice's claimed singles as one chunk, the practices in order of their oldest."""
+    by_practice: dict[int, list[_Single]] = {}
+    for single in _singles_mapped(claims):
+        by_practice.setdefault(single.claim.practice_id, []).append(single)
+    try:
+        for practice, singles in by_practice.items():
+            _apply_singles(practice, singles)
+    except Exception:
+        _release(claims)  # those not completed yet
+        raise
 
 
 def _next_waiting(practice_id: int) -> NextSingles | None:

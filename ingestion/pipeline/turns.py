@@ -1,19 +1,27 @@
-"""A batch's turn: after a chunk, the worker is handed back if other work waits.
+"""A batch's turn: between chunks, waiting singles are served; another batch gets its turn.
 
 A worker process that takes a batch would otherwise keep it to its last chunk, and whatever
 waits in the queue behind it (another practice's singles, another practice's batch) waits
-that long: a 10,000-course part holds a process for a quarter of a minute, and a worker's
-two processes taking the two parts of one backfill held every other practice's receipts
-that long (issue 34). So a batch is applied in turns. Between two chunks, once its turn has
-lasted ``REGISTRY_TURN_SECONDS`` (0 by default: one chunk), the chunk loop asks the broker
-whether a message waits (:func:`ingestion.messaging.queue_tail.messages_waiting`); if one
-does, the batch is handed back (:func:`hand_back`): its lease ends now and its message is
-published again, at the back of the queue, behind what waited. Nothing waiting, it goes on,
-its next chunk mapped while this one is applied, as before: a batch alone loses nothing.
+that long: a 10,000-course part holds a process for half a minute, and a worker's two
+processes taking the two parts of one backfill held every other practice's receipts that
+long (issue 34). So, between two of a batch's chunks (:func:`Turn.between`):
 
-The queue is consumed in order, so each practice with work waiting gets its turn: a single
-waits at most for the chunks in flight in the worker's processes (docs/architecture.md, "Fair
-shares"), and two practices' batches sent together take alternate turns.
+* **Singles are served in place.** The waiting singles that have waited out the gathering
+  window are claimed and applied by this process, whichever practices sent them
+  (:func:`ingestion.pipeline.singles.singles_between_turns`): a single waits for the chunk
+  in flight, not for the batch, and the batch keeps its process and its chunk mapped ahead.
+  (Handing the batch back to the queue for them was tried first: behind the singles'
+  messages, most of them finding their singles already done, a backfill under 20 singles a
+  second took seven times as long as alone.)
+* **Another batch gets its turn.** If another batch waits (queued, or handed back and not
+  taken again yet), the turn is over: the batch is handed back (:func:`hand_back`): its
+  lease ends now and its message is published again, at the back of the queue. Two
+  practices' batches sent together therefore take alternate chunks.
+* **Anything else waiting** in the broker's queue (the beat's tasks, a password reset mail)
+  ends the turn once it has lasted ``REGISTRY_TURN_SECONDS``
+  (:func:`ingestion.messaging.queue_tail.messages_waiting`).
+
+Nothing waiting, the batch goes on as before: a batch alone loses nothing.
 
 Exactly once still holds, the lease and the chunks being what they were: the hand-back only
 ends the lease early, committed after the turn's last chunk. The ingestion stays
@@ -27,29 +35,66 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from uuid import UUID
 
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from ingestion.messaging.publishing import publish
 from ingestion.messaging.queue_tail import messages_waiting
 from ingestion.models import Ingestion
+from ingestion.pipeline.claims import db_uuid, sql
 from lib.breaker import broker_breaker
 
 log = logging.getLogger(__name__)
 
 
 class Turn:
-    """One claim's turn at a batch: over once it has lasted its time and others wait."""
+    """One claim's turn at a batch: what to do between its chunks, and whether it is over."""
 
-    def __init__(self) -> None:
+    def __init__(self, ingestion_id: UUID, between: Callable[[], None] | None = None) -> None:
+        self._ingestion_id = ingestion_id
+        self._between = between
         self._started = time.monotonic()
 
+    def between(self) -> None:
+        """After a chunk is committed: serve what waits without ending the turn."""
+        if self._between is not None:
+            self._between()
+
     def over(self) -> bool:
+        if _another_batch_waits(self._ingestion_id):
+            return True
         if time.monotonic() - self._started < settings.REGISTRY_TURN_SECONDS:
             return False
         return messages_waiting()
+
+
+# Another batch waiting for a process: queued (its message is in the queue, or on its way),
+# or handed back (processing, its lease ended) and not taken again yet.
+ANOTHER_BATCH = """
+    SELECT EXISTS (
+        SELECT 1 FROM {ingestion}
+         WHERE kind = %(batch)s AND id <> %(id)s
+           AND (status = %(queued)s OR (status = %(processing)s AND lease_expires_at < %(now)s))
+    )
+"""
+
+
+def _another_batch_waits(ingestion_id: UUID) -> bool:
+    parameters = {
+        "id": db_uuid(ingestion_id),
+        "now": timezone.now(),
+        "batch": Ingestion.Kind.BATCH.value,
+        "queued": Ingestion.Status.QUEUED.value,
+        "processing": Ingestion.Status.PROCESSING.value,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql(ANOTHER_BATCH), parameters)
+        row = cursor.fetchone()
+    return bool(row and row[0])
 
 
 def hand_back(ingestion_id: UUID) -> None:

@@ -1,8 +1,8 @@
 """Fair shares between practices (ingestion.pipeline.turns), with a real Celery worker.
 
-A batch is applied in turns: after a chunk, the worker is handed back whenever another
-message waits. The order is read from the database (receipt rows are numbered as they are
-written; one worker process writes them one after another), never from the clock:
+A batch is applied in turns: between its chunks the waiting singles are served, and another
+batch waiting ends its turn. The order is read from the database (receipt rows are numbered
+as they are written; one worker process writes them one after another), never the clock:
 
 * a single sent while another practice's batch is applied completes before that batch does;
 * two practices' batches sent together take alternate turns;
@@ -37,7 +37,12 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def worker(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Worker]:
     """One worker process (``--pool=solo``) for the module's order tests."""
-    with django_db_blocker.unblock(), celery_worker(tmp_path_factory.mktemp("w"), "fair") as w:
+    with (
+        django_db_blocker.unblock(),
+        celery_worker(
+            tmp_path_factory.mktemp("w"), "fair", REGISTRY_SINGLES_GATHER_SECONDS="0"
+        ) as w,
+    ):
         yield w
 
 
