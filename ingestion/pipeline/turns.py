@@ -13,7 +13,7 @@ long (issue 34). So, between two of a batch's chunks (:func:`Turn.between`):
   (Handing the batch back to the queue for them was tried first: behind the singles'
   messages, most of them finding their singles already done, a backfill under 20 singles a
   second took seven times as long as alone.)
-* **Another batch gets its turn.** If another batch waits (queued, or handed back and not
+* **Another practice's batch gets its turn.** If one waits (queued, or handed back and not
   taken again yet), the turn is over: the batch is handed back (:func:`hand_back`): its
   lease ends now and its message is published again, at the back of the queue. Two
   practices' batches sent together therefore take alternate chunks.
@@ -36,6 +36,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 from uuid import UUID
 
 from django.conf import settings
@@ -45,7 +46,7 @@ from django.utils import timezone
 from ingestion.messaging.publishing import publish
 from ingestion.messaging.queue_tail import messages_waiting
 from ingestion.models import Ingestion
-from ingestion.pipeline.claims import db_uuid, sql
+from ingestion.pipeline.claims import sql
 from lib.breaker import broker_breaker
 
 log = logging.getLogger(__name__)
@@ -54,8 +55,11 @@ log = logging.getLogger(__name__)
 class Turn:
     """One claim's turn at a batch: what to do between its chunks, and whether it is over."""
 
-    def __init__(self, ingestion_id: UUID, between: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, ingestion_id: UUID, practice_id: int, between: Callable[[], None] | None = None
+    ) -> None:
         self._ingestion_id = ingestion_id
+        self._practice_id = practice_id
         self._between = between
         self._started = time.monotonic()
 
@@ -65,27 +69,28 @@ class Turn:
             self._between()
 
     def over(self) -> bool:
-        if _another_batch_waits(self._ingestion_id):
+        if _another_batch_waits(self._practice_id):
             return True
         if time.monotonic() - self._started < settings.REGISTRY_TURN_SECONDS:
             return False
         return messages_waiting()
 
 
-# Another batch waiting for a process: queued (its message is in the queue, or on its way),
-# or handed back (processing, its lease ended) and not taken again yet.
+# Another practice's batch waiting for a process: queued (its message is in the queue, or on
+# its way), or handed back (processing, its lease ended) and not taken again yet. The
+# practice's own next batch waits its turn in its own queue order.
 ANOTHER_BATCH = """
     SELECT EXISTS (
         SELECT 1 FROM {ingestion}
-         WHERE kind = %(batch)s AND id <> %(id)s
+         WHERE kind = %(batch)s AND practice_id <> %(practice)s
            AND (status = %(queued)s OR (status = %(processing)s AND lease_expires_at < %(now)s))
     )
 """
 
 
-def _another_batch_waits(ingestion_id: UUID) -> bool:
-    parameters = {
-        "id": db_uuid(ingestion_id),
+def _another_batch_waits(practice_id: int) -> bool:
+    parameters: dict[str, Any] = {
+        "practice": practice_id,
         "now": timezone.now(),
         "batch": Ingestion.Kind.BATCH.value,
         "queued": Ingestion.Status.QUEUED.value,
