@@ -73,8 +73,9 @@ def ingestion_process(ingestion_id: UUID, *, turns: bool = False) -> NextSingles
         return None
     if combinable(claimed):
         return singles_process(claimed.practice_id, claimed)
-    between = singles_between_turns if combining() else None
-    turn = Turn(ingestion_id, claimed.practice_id, between) if turns else None
+    turn = None
+    if turns and not settings.CELERY_TASK_ALWAYS_EAGER:  # embedded: no worker to hand back to
+        turn = Turn(claimed.practice_id, singles_between_turns if combining() else None)
     step = process_chunks(claimed, fingerprint_key(claimed.practice_id), turn)
     if step == Step.NEXT:
         ingestion_complete(ingestion_id)  # nothing was left to apply (a worker died after the last)

@@ -55,10 +55,7 @@ log = logging.getLogger(__name__)
 class Turn:
     """One claim's turn at a batch: what to do between its chunks, and whether it is over."""
 
-    def __init__(
-        self, ingestion_id: UUID, practice_id: int, between: Callable[[], None] | None = None
-    ) -> None:
-        self._ingestion_id = ingestion_id
+    def __init__(self, practice_id: int, between: Callable[[], None] | None = None) -> None:
         self._practice_id = practice_id
         self._between = between
         self._started = time.monotonic()
