@@ -55,6 +55,10 @@ REGISTRY_LEASE_SECONDS = env.int("REGISTRY_LEASE_SECONDS", default=120, minimum=
 # A worker claiming a single-course ingestion takes up to this many waiting singles of the
 # same practice and applies them as one chunk (1: each alone).
 REGISTRY_CLAIM_SINGLES = env.int("REGISTRY_CLAIM_SINGLES", default=50, minimum=1)
+# A batch is applied in turns (ingestion/pipeline/turns.py): between its chunks the waiting
+# singles are served, another batch waiting ends the turn after a chunk, and any other
+# message waiting ends it once it has lasted this long (the batch goes behind it).
+REGISTRY_TURN_SECONDS = env.float("REGISTRY_TURN_SECONDS", default=10, minimum=0)
 REGISTRY_MAX_ATTEMPTS = env.int("REGISTRY_MAX_ATTEMPTS", default=5, minimum=1)
 # Tries of a chunk rolled back by a transient database error before the attempt fails.
 REGISTRY_TRANSIENT_RETRIES = env.int("REGISTRY_TRANSIENT_RETRIES", default=8)

@@ -63,3 +63,25 @@ def _ingestion_of(raw: bytes) -> UUID | None:
         return UUID(args[0])
     except (ValueError, KeyError, IndexError, TypeError):
         return None
+
+
+def messages_waiting() -> bool:
+    """Whether a message waits in the queue for a free worker process: the chunk loop asks
+    it between a batch's chunks, to hand the worker back (:mod:`ingestion.pipeline.turns`).
+
+    One ``LLEN`` on a pooled broker connection. Without a Redis broker (the embedded default
+    runs each task in the request that published it), or while it cannot be read: False, so
+    a batch goes on as it did before.
+    """
+    app = current_app
+    if app.conf.task_always_eager:
+        return False
+    try:
+        pooled: Any = app.pool.acquire(block=True, timeout=1)  # a connection, not a producer
+        with pooled as connection:
+            if connection.transport_cls not in ("redis", "rediss"):
+                return False
+            return bool(connection.default_channel.client.llen(app.conf.task_default_queue))
+    except Exception as error:
+        log.warning("turns: the broker's queue cannot be read (%s)", type(error).__name__)
+        return False

@@ -20,16 +20,23 @@ from ingestion.models import Ingestion, StagedChunk
 from ingestion.pipeline.claims import Claim
 from ingestion.pipeline.completion import Step, record_progress
 from ingestion.pipeline.isolation import isolate_chunk, needs_isolation
+from ingestion.pipeline.turns import Turn
 from registry.locks import lock_practice
 from registry.models import Practice
 
 
-def process_chunks(claim: Claim, fingerprint_key: bytes) -> Step:
+def process_chunks(claim: Claim, fingerprint_key: bytes, turn: Turn | None = None) -> Step:
     """Apply the chunks in order, mapping the next one while the current one is applied.
 
     Mapping is pure CPU and needs no lock; applying mostly waits on PostgreSQL. One mapping
     thread runs a chunk ahead, so a single worker process keeps both busy (the thread gets
     the GIL while the main thread waits on the database). At most two chunks are in memory.
+
+    With a ``turn`` (:mod:`ingestion.pipeline.turns`), what waits is served after each chunk
+    (``turn.between``), and the loop stops once the turn is over (another batch waits):
+    ``Step.TURN_OVER``. It asks before a chunk is applied, and then maps nothing ahead (the
+    turn ends with this chunk), and again after, so that what began waiting meanwhile waits
+    for one chunk at most.
     """
     staged = next_staged(claim.ingestion_id, after=-1)
     if staged is not None and needs_isolation(claim, staged):
@@ -51,13 +58,21 @@ def process_chunks(claim: Claim, fingerprint_key: bytes) -> Step:
         mapping = map_ahead(staged)
         while staged is not None and mapping is not None:
             results = mapping.result()
+            last = staged["seq"] == claim.last_seq
+            ending = not last and turn is not None and turn.over()
             following = None
-            if staged["seq"] < claim.last_seq:
+            if not last and not ending:
                 following = next_staged(claim.ingestion_id, after=staged["seq"])
             mapping = map_ahead(following)
             step = apply_chunk(claim, staged, results)
             if step != Step.NEXT:
                 return step
+            if ending:
+                return Step.TURN_OVER
+            if turn is not None and following is not None:
+                turn.between()  # waiting singles, served while the next chunk is mapped
+                if turn.over():
+                    return Step.TURN_OVER  # the chunk mapped ahead is mapped again next turn
             staged = following
     return Step.NEXT
 

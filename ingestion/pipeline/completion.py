@@ -31,6 +31,7 @@ class Step(enum.Enum):
     NEXT = "next"  # go on with the next chunk
     DONE = "done"  # the last chunk was applied: the ingestion is completed
     STOP = "stop"  # the ingestion is no longer processing (it failed meanwhile)
+    TURN_OVER = "turn over"  # others wait: hand the worker back (ingestion.pipeline.turns)
 
 
 PROGRESS = """

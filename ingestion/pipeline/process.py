@@ -29,9 +29,12 @@ from ingestion.pipeline.recovery import ingestion_release
 from ingestion.pipeline.singles import (
     NextSingles,
     combinable,
+    combining,
+    singles_between_turns,
     singles_process,
     waiting_singles_served,
 )
+from ingestion.pipeline.turns import Turn, hand_back
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +42,7 @@ log = logging.getLogger(__name__)
 def ingestion_attempt(ingestion_id: UUID) -> int | None:
     """Process the ingestion once; the seconds to wait before a retry, None for no retry."""
     try:
-        following = ingestion_process(ingestion_id)
+        following = ingestion_process(ingestion_id, turns=True)
     except UnreadablePayload:
         ingestion_fail(ingestion_id, UNREADABLE)
         return None
@@ -52,8 +55,11 @@ def ingestion_attempt(ingestion_id: UUID) -> int | None:
     return None
 
 
-def ingestion_process(ingestion_id: UUID) -> NextSingles | None:
-    """Process what is left of an ingestion. Safe to run twice, or concurrently."""
+def ingestion_process(ingestion_id: UUID, *, turns: bool = False) -> NextSingles | None:
+    """Process what is left of an ingestion. Safe to run twice, or concurrently.
+
+    With ``turns`` (the task's attempt), a batch is applied in turns and handed back while
+    others wait (:mod:`ingestion.pipeline.turns`); without, to its end (a test's call)."""
     claimed = claim(ingestion_id)
     if claimed is None:
         # Taken along by another single's claim, or finished: singles submitted since may
@@ -68,8 +74,14 @@ def ingestion_process(ingestion_id: UUID) -> NextSingles | None:
         return None
     if combinable(claimed):
         return singles_process(claimed.practice_id, claimed)
-    if process_chunks(claimed, fingerprint_key(claimed.practice_id)) == Step.NEXT:
+    turn = None
+    if turns and not settings.CELERY_TASK_ALWAYS_EAGER:  # embedded: no worker to hand back to
+        turn = Turn(claimed.practice_id, singles_between_turns if combining() else None)
+    step = process_chunks(claimed, fingerprint_key(claimed.practice_id), turn)
+    if step == Step.NEXT:
         ingestion_complete(ingestion_id)  # nothing was left to apply (a worker died after the last)
+    elif step == Step.TURN_OVER:
+        hand_back(ingestion_id)  # others wait: behind them in the queue (ingestion.pipeline.turns)
     return None
 
 

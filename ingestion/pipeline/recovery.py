@@ -7,7 +7,7 @@ from typing import Any
 from uuid import UUID
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from ingestion.models import Ingestion
@@ -29,6 +29,10 @@ def ingestions_to_recover(limit: int = 500, *, oldest_waiting: UUID | None = Non
     :mod:`ingestion.messaging.queue_tail`), well before that one: the queue is consumed in
     order, so anything published before it has left the queue, and if still queued, was
     lost. Under a backlog, messages still waiting are not published again.
+
+    A processing one whose lease ran out is abandoned, unless it was handed back after a turn
+    (:mod:`ingestion.pipeline.turns`: ``enqueued_at`` set with the lease's end) and its
+    message, published then, is not lost by the same rule.
     """
     now = timezone.now()
     requeue_before = now - timedelta(seconds=settings.REGISTRY_REQUEUE_AFTER_SECONDS)
@@ -41,7 +45,8 @@ def ingestions_to_recover(limit: int = 500, *, oldest_waiting: UUID | None = Non
     lost = Q(status=Ingestion.Status.QUEUED) & (
         Q(enqueued_at__isnull=True, queued_at__lt=grace) | published
     )
-    abandoned = Q(status=Ingestion.Status.PROCESSING, lease_expires_at__lt=now)
+    handed_back = Q(enqueued_at__gte=F("lease_expires_at")) & ~published
+    abandoned = Q(status=Ingestion.Status.PROCESSING, lease_expires_at__lt=now) & ~handed_back
     return list(
         Ingestion.objects.filter(lost | abandoned)
         .order_by("queued_at")

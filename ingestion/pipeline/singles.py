@@ -1,22 +1,28 @@
-"""A practice's waiting singles, applied together (an optimisation a reader may skip).
+"""Waiting singles, applied together (an optimisation a reader may skip).
 
 A single-course ingestion costs a claim, a transaction and a dozen statements that do not
-depend on its size. When several singles of one practice wait, the claim of one takes the
-others too (up to REGISTRY_CLAIM_SINGLES, in queue order, skipping any another worker has
-locked) and applies them as one chunk: one transaction that writes every record, each
-ingestion's own receipt entries, deletes their staged chunks and completes them all. The
-records are those of applying them one after another
-(:func:`ingestion.lifecycle.applying.records_apply_parts`). A crash rolls the whole chunk
-back: each ingestion is then claimed again alone once its lease runs out (a claim that
-applied nothing is not combined again), so a course that kills the worker is isolated as in
-a batch. While a message for a practice's singles is on its way, the web publishes none for
-the singles submitted meanwhile (:mod:`ingestion.messaging.singles_flag`): the flag is
-cleared here before the waiting singles are claimed.
+depend on its size. When several singles wait, the claim of one takes the others too,
+whichever practices sent them (up to REGISTRY_CLAIM_SINGLES, in queue order, skipping any
+another worker has locked): spread over many practices, a practice rarely has a second
+single waiting, but the queue has. They are claimed and read in one statement each, and
+each practice's are applied as one chunk, in queue order, under that practice's lock: one
+transaction per practice that writes every record, each ingestion's own receipt entries,
+deletes their staged chunks and completes them all. The records are those of applying the
+practice's singles one after another (:func:`ingestion.lifecycle.applying.records_apply_parts`).
+A crash rolls the practice's chunk back: each of its ingestions is then claimed again alone
+once its lease runs out (a claim that applied nothing is not combined again), so a course
+that kills the worker is isolated as in a batch. While a message for a practice's singles is
+on its way, the web publishes none for the singles submitted meanwhile
+(:mod:`ingestion.messaging.singles_flag`): the flag of the practice whose message this is is
+cleared here before the waiting singles are claimed. Another practice's singles taken along
+leave that practice's message on its way: it finds them done, and claims what waits then.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
@@ -46,39 +52,54 @@ from registry.locks import rows_then_lock_practice
 from registry.models import Practice
 from registry.statistics.submissions import Finished, submissions_statement
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True, slots=True)
 class NextSingles:
-    """A practice still has singles waiting after a full combined claim: publish a message
-    for the first of them (at the back of the queue, so other practices get their turn)."""
+    """The practice whose message this was still has singles waiting after a full combined
+    claim: publish a message for the first of them (at the back of the queue, so that what
+    waits behind gets its turn)."""
 
     ingestion_id: UUID
     practice_id: int
 
 
+# The practices in the order of their oldest waiting single, and each one's singles in
+# queue order: a practice's chunk costs much the same for one single as for thirty, so a
+# claim takes a practice's singles together rather than the oldest of many practices alone.
 WAITING_SINGLES = """
+    WITH practices AS (
+        SELECT practice_id, min(queued_at) AS oldest FROM {ingestion}
+         WHERE kind = %(single)s AND status = %(queued)s
+           AND (%(before)s::timestamptz IS NULL OR queued_at <= %(before)s)
+      GROUP BY practice_id
+      ORDER BY oldest
+         LIMIT %(most)s
+    )
     UPDATE {ingestion} AS i
        SET status = %(processing)s,
            started_at = COALESCE(i.started_at, %(now)s),
            lease_expires_at = %(lease_end)s,
            attempts = i.attempts + 1,
            fruitless_claims = i.fruitless_claims + 1
-      FROM (SELECT id FROM {ingestion}
-             WHERE practice_id = %(practice)s AND kind = %(single)s AND status = %(queued)s
-          ORDER BY queued_at, id
+      FROM (SELECT w.id FROM {ingestion} AS w JOIN practices AS p USING (practice_id)
+             WHERE w.kind = %(single)s AND w.status = %(queued)s
+               AND (%(before)s::timestamptz IS NULL OR w.queued_at <= %(before)s)
+          ORDER BY p.oldest, w.queued_at, w.id
              LIMIT %(most)s
-               FOR UPDATE SKIP LOCKED) AS waiting
+               FOR UPDATE OF w SKIP LOCKED) AS waiting
      WHERE i.id = waiting.id
- RETURNING i.id, i.attempts, i.fruitless_claims, i.queued_at
+ RETURNING i.id, i.practice_id, i.attempts, i.fruitless_claims, i.queued_at
 """
 
 
 def combinable(claim: Claim) -> bool:
     """A single claimed for the first time, with others allowed to join it."""
-    return claim.kind == Ingestion.Kind.SINGLE and claim.fruitless == 1 and _combining()
+    return claim.kind == Ingestion.Kind.SINGLE and claim.fruitless == 1 and combining()
 
 
-def _combining() -> bool:
+def combining() -> bool:
     # SKIP LOCKED is PostgreSQL's; the embedded default (SQLite) processes each at submit.
     return connection.vendor == "postgresql"
 
@@ -86,7 +107,7 @@ def _combining() -> bool:
 def waiting_singles_served(ingestion_id: UUID) -> NextSingles | None:
     """A single's message found it taken: serve the practice's singles that may have counted
     on this message (:mod:`ingestion.messaging.singles_flag`)."""
-    if not _combining():
+    if not combining():
         return None
     practice_id = (
         Ingestion.objects.filter(id=ingestion_id, kind=Ingestion.Kind.SINGLE)
@@ -96,11 +117,12 @@ def waiting_singles_served(ingestion_id: UUID) -> NextSingles | None:
     return None if practice_id is None else singles_process(practice_id, None)
 
 
-def _claim_waiting(practice_id: int, most: int) -> list[Claim]:
-    """Up to ``most`` of the practice's waiting singles, taken in one statement."""
+def _claim_waiting(most: int, *, queued_before: Any = None) -> list[Claim]:
+    """Up to ``most`` waiting singles, any practice's, the practice with the oldest first:
+    one statement. With ``queued_before``, only those queued by then."""
     parameters = {
-        "practice": practice_id,
         "most": most,
+        "before": queued_before,
         "now": timezone.now(),
         "lease_end": lease_end(),
         "single": Ingestion.Kind.SINGLE.value,
@@ -124,7 +146,9 @@ def _claim_waiting(practice_id: int, most: int) -> list[Claim]:
             queued_at,
             day(queued_at),
         )
-        for identifier, attempts, fruitless, queued_at in retry_transient(take, what="singles")
+        for identifier, practice_id, attempts, fruitless, queued_at in retry_transient(
+            take, what="singles"
+        )
     ]
     forget_on_commit(c.ingestion_id for c in claims)  # a poll reads processing from now on
     return claims
@@ -138,27 +162,54 @@ class _Single:
 
 
 def singles_process(practice_id: int, claim: Claim | None) -> NextSingles | None:
-    """Apply the claimed single (if any) and the practice's other waiting singles as one
-    chunk, in queue order. Says which single to publish for next when the claim was full."""
+    """Apply the claimed single (if any) and the other waiting singles: each practice's as
+    one chunk in its queue order, the practices in the order of their oldest. Says which
+    single to publish for next when the claim was full."""
     singles_message_taken(practice_id)  # before claiming: see ingestion.messaging.singles_flag
     most = max(settings.REGISTRY_CLAIM_SINGLES - (claim is not None), 0)
-    waiting = _claim_waiting(practice_id, most) if most else []
+    waiting = _claim_waiting(most) if most else []
     claims = sorted(
         [*([claim] if claim else []), *waiting], key=lambda c: (c.queued_at, str(c.ingestion_id))
     )
     if claims:
-        singles = _singles_mapped(claims, fingerprint_key(practice_id))
-        try:
-            retry_transient(
-                lambda: _apply_singles_once(practice_id, singles), what=f"{len(singles)} singles"
-            )
-        except Exception:
-            _release(claims)
-            raise
+        _claims_applied(claims)
     return _next_waiting(practice_id) if len(waiting) == most else None
 
 
+def singles_between_turns() -> None:
+    """Between two chunks of a batch (:mod:`ingestion.pipeline.turns`): the waiting singles
+    that have waited out the gathering window, claimed and applied here, so that a single
+    waits for one chunk of a batch, not for the batch. Their messages, on their way, find
+    them done. Nothing of a failure here is the batch's: it is logged, and the singles'
+    leases are released for their own messages or the recovery."""
+    if not combining():
+        return
+    gathered = timezone.now() - timedelta(seconds=settings.REGISTRY_SINGLES_GATHER_SECONDS)
+    try:
+        claims = _claim_waiting(settings.REGISTRY_CLAIM_SINGLES, queued_before=gathered)
+        if claims:
+            _claims_applied(sorted(claims, key=lambda c: (c.queued_at, str(c.ingestion_id))))
+    except Exception as error:
+        log.warning("singles between turns: not applied (%s)", type(error).__name__)
+
+
+def _claims_applied(claims: list[Claim]) -> None:
+    """Each practice's claimed singles as one chunk, the practices in order of their oldest."""
+    by_practice: dict[int, list[_Single]] = {}
+    for single in _singles_mapped(claims):
+        by_practice.setdefault(single.claim.practice_id, []).append(single)
+    try:
+        for practice, singles in by_practice.items():
+            _apply_singles(practice, singles)
+    except Exception:
+        _release(claims)  # those not completed yet
+        raise
+
+
 def _next_waiting(practice_id: int) -> NextSingles | None:
+    """The first of the practice's singles still waiting: its flag was cleared for this claim,
+    so they count on no message. (Another practice's still waiting count on its own message,
+    its flag being set: naming them would publish for a single whose message is on its way.)"""
     following = (
         Ingestion.objects.filter(
             practice_id=practice_id, kind=Ingestion.Kind.SINGLE, status=Ingestion.Status.QUEUED
@@ -191,7 +242,7 @@ def _rows(statement: str, parameters: dict[str, Any]) -> list[tuple[Any, ...]]:
         return cursor.fetchall()
 
 
-def _singles_mapped(claims: list[Claim], fingerprint_key: bytes) -> list[_Single]:
+def _singles_mapped(claims: list[Claim]) -> list[_Single]:
     ids = [c.ingestion_id for c in claims]
     names = ("id", "ingestion_id", "seq", "first_index", "ciphertext")
     staged = {
@@ -200,19 +251,28 @@ def _singles_mapped(claims: list[Claim], fingerprint_key: bytes) -> list[_Single
             lambda: _rows(STAGED_SINGLES, {"ids": ids}), what="reading staged singles"
         )
     }
+    keys: dict[int, bytes] = {}  # fingerprints are keyed per practice
     singles = []
     for claim in claims:
         row = staged.get(claim.ingestion_id)
         if row is None:
             ingestion_complete(claim.ingestion_id)  # nothing left to apply
             continue
+        if claim.practice_id not in keys:
+            keys[claim.practice_id] = fingerprint_key(claim.practice_id)
         try:
-            results = decrypt_and_map(claim, row, fingerprint_key)
+            results = decrypt_and_map(claim, row, keys[claim.practice_id])
         except UnreadablePayload:
             ingestion_fail(claim.ingestion_id, UNREADABLE)
             continue
         singles.append(_Single(claim, row["id"], results))
     return singles
+
+
+def _apply_singles(practice_id: int, singles: list[_Single]) -> None:
+    retry_transient(
+        lambda: _apply_singles_once(practice_id, singles), what=f"{len(singles)} singles"
+    )
 
 
 def _apply_singles_once(practice_id: int, singles: list[_Single]) -> None:

@@ -1,10 +1,12 @@
-"""Waiting singles of one practice are claimed together and applied as one chunk.
+"""Waiting singles are claimed together, whichever practices sent them, and each
+practice's are applied as one chunk.
 
-The outcome must be that of applying them one after another in queue order: the same
-records, versions, duplicate flags, counts, providers and receipts. Two practices receive
-the same submissions; one practice's are applied together, the other's one by one, and
-everything the registry stored for each is compared (fingerprints are keyed per practice,
-so they are compared as "which are equal", not by value).
+The outcome must be that of applying each practice's one after another in its queue order:
+the same records, versions, duplicate flags, counts, providers and receipts. Three practices
+receive the same submissions; two practices' are sent interleaved and applied together by
+one claim, the third's one by one, and everything the registry stored for each is compared
+(fingerprints are keyed per practice, so they are compared as "which are equal", not by
+value).
 """
 
 from __future__ import annotations
@@ -158,26 +160,36 @@ def stored(api, ids: list[uuid.UUID]) -> dict[str, Any]:
     }
 
 
-def test_waiting_singles_applied_together_leave_what_one_by_one_leaves(api, other_api, settings):
-    together = submit(api, sequence())
-    apart = submit(other_api, sequence())
+def test_waiting_singles_applied_together_leave_what_one_by_one_leaves(
+    api, other_api, client, settings
+):
+    from registry.models import Practice
+    from tests.ingestion.conftest import Api, mint
 
-    ingestion_process(together[5])  # any one's message: it takes them all, in queue order
-    claimed = Ingestion.objects.filter(id__in=together)
+    third = Practice.objects.create(slug="third")
+    third_api = Api(client, mint(third), third)
+    mine, theirs = [], []
+    for body in sequence():  # the two practices' singles interleaved in the queue
+        mine += submit(api, [body])
+        theirs += submit(other_api, [body])
+
+    ingestion_process(theirs[5])  # any one's message: it takes them all, in queue order
+    claimed = Ingestion.objects.filter(id__in=mine + theirs)
     assert set(claimed.values_list("status", flat=True)) == {Ingestion.Status.COMPLETED}
     assert set(claimed.values_list("attempts", flat=True)) == {1}
-    assert not StagedChunk.objects.filter(ingestion_id__in=together).exists()
-    assert set(Ingestion.objects.filter(id__in=apart).values_list("status", flat=True)) == {
-        Ingestion.Status.QUEUED
-    }
+    assert not StagedChunk.objects.filter(ingestion_id__in=mine + theirs).exists()
 
     settings.REGISTRY_CLAIM_SINGLES = 1
+    apart = submit(third_api, sequence())
     for ingestion_id in apart:
         ingestion_process(ingestion_id)
 
-    assert stored(api, together) == stored(other_api, apart)
-    assert counts_differences(practice_id=api.practice.id) == {}
-    receipts = stored(api, together)["receipts"]
+    one_by_one = stored(third_api, apart)
+    assert stored(api, mine) == one_by_one
+    assert stored(other_api, theirs) == one_by_one
+    for each in (api, other_api):
+        assert counts_differences(practice_id=each.practice.id) == {}
+    receipts = one_by_one["receipts"]
     assert [r["accepted"] for r in receipts] == [1, 1, 0, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 1, 1]
     assert receipts[3]["outcome"]["accepted"][0]["suspected_duplicate"] is True
 
@@ -192,19 +204,42 @@ def test_the_messages_of_singles_applied_together_have_nothing_left_to_do(api):
     assert set(Ingestion.objects.filter(id__in=ids).values_list("attempts", flat=True)) == {1}
 
 
-def test_a_claim_takes_only_its_practices_waiting_singles_up_to_the_limit(api, other_api, settings):
-    settings.REGISTRY_CLAIM_SINGLES = 3
-    mine = submit(api, [course(f"S-{i}", family=f"Family{'abcdefgh'[i]}") for i in range(5)])
-    (my_batch,) = submit(api, [batch(course("BATCH-1", family="Zed"))])
-    theirs = submit(other_api, [course("T-1")])
+def test_a_claim_takes_any_practices_waiting_singles_each_practices_together(
+    api, other_api, settings
+):
+    """Up to the limit, the practices in the order of their oldest waiting single, and each
+    practice's singles together: its chunk costs much the same for one as for thirty."""
+    settings.REGISTRY_CLAIM_SINGLES = 4
+    mine = submit(api, [course(f"S-{i}", family=f"Family{'abcdefgh'[i]}") for i in range(2)])
+    (their_batch,) = submit(other_api, [batch(course("BATCH-1", family="Zed"))])
+    theirs = submit(other_api, [course("T-1"), course("T-2", family="Other")])
+    mine += submit(api, [course("S-2", family="Third")])
 
     following = ingestion_process(mine[0])
 
     status = dict(Ingestion.objects.values_list("id", "status"))
-    assert [status[i] for i in mine] == ["completed"] * 3 + ["queued"] * 2
-    assert following == NextSingles(mine[3], api.practice.id)  # its message comes next
-    assert status[my_batch] == "queued"
-    assert status[theirs[0]] == "queued"
+    assert [status[i] for i in mine] == ["completed"] * 3  # S-2 before the older T-2
+    assert [status[i] for i in theirs] == ["completed", "queued"]
+    assert following is None  # T-2 counts on its practice's message, not on this one's
+    assert status[their_batch] == "queued"
+
+    following = ingestion_process(theirs[0])  # its practice's message: nothing left but T-2
+    assert following is None
+    assert Ingestion.objects.get(id=theirs[1]).status == "completed"
+
+
+def test_a_full_claim_names_the_next_of_its_own_practices_waiting_singles(api, other_api, settings):
+    settings.REGISTRY_CLAIM_SINGLES = 2
+    (theirs,) = submit(other_api, [course("T-1")])
+    mine = submit(api, [course(f"S-{i}", family=f"Family{'abcdefgh'[i]}") for i in range(3)])
+
+    following = ingestion_process(mine[0])  # takes T-1, the oldest waiting, and not S-1
+
+    status = dict(Ingestion.objects.values_list("id", "status"))
+    assert [status[theirs], *(status[i] for i in mine)] == ["completed", "completed"] + [
+        "queued"
+    ] * 2
+    assert following == NextSingles(mine[1], api.practice.id)
 
 
 def test_a_single_claimed_again_after_a_fruitless_claim_is_applied_alone(api):
@@ -288,10 +323,10 @@ def round_trips(work) -> int:
 def test_a_combined_claim_makes_as_many_round_trips_for_30_singles_as_for_3(api, other_api):
     """A claim's cost in statements is fixed (docs/performance.md, "Values sent apart, and
     fewer round trips"): 30 singles cost the round trips 3 do, and no more than now."""
-    few = submit(api, [course(f"R-{i}", family=f"Family{letters(i)}") for i in range(3)])
-    many = submit(other_api, [course(f"R-{i}", family=f"Family{letters(i)}") for i in range(30)])
-
-    sent = [round_trips(lambda ids=ids: ingestion_process(ids[0])) for ids in (few, many)]
+    sent = []
+    for each, count in ((api, 3), (other_api, 30)):
+        ids = submit(each, [course(f"R-{i}", family=f"Family{letters(i)}") for i in range(count)])
+        sent.append(round_trips(lambda ids=ids: ingestion_process(ids[0])))
 
     assert Ingestion.objects.filter(status=Ingestion.Status.COMPLETED).count() == 33
     # 17 in production; in the test's transaction the claim's own is a savepoint, 2 more.
