@@ -77,8 +77,9 @@ def test_singles_claimed_together_count_each_and_keep_the_latest_receipt_time(ap
     }
     day, latest = day_of(ids[2])
     assert sent(api.practice) == {day: (3, 3, 2, 1, latest)}
-    assert sent(other_api.practice) == {}  # another practice's single waits for its message
-    ingestion_process(other)
+    # The claim takes other practices' waiting singles along too, each counted for its own.
+    assert sent(other_api.practice) == {day_of(other)[0]: (1, 1, 1, 0, day_of(other)[1])}
+    ingestion_process(other)  # its own message finds it done: nothing counted twice
     assert sent(other_api.practice) == {day_of(other)[0]: (1, 1, 1, 0, day_of(other)[1])}
     assert submissions_differences() == {}
 
