@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
@@ -56,6 +57,16 @@ def _static_files_collected() -> None:
 
     if static_files_stale():
         call_command("collectstatic", interactive=False, verbosity=0)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_chromium_stopped() -> Iterator[None]:
+    """The session's Chromium and Playwright driver (tests/browser.py), stopped at its end if
+    a browser test started them."""
+    yield
+    from tests.browser import SHARED
+
+    SHARED.stop()
 
 
 class _HeldClock:
