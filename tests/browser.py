@@ -7,10 +7,16 @@ Every page opened through :func:`chromium_page` is watched: a Content-Security-P
 violation (the ``securitypolicyviolation`` event, or Chromium's "Refused to ..." console
 error) or a page resource that fails to load (a static file, the API docs' script) fails the
 test that opened it, after its own checks passed.
+
+One Playwright driver and one Chromium serve the whole session (:class:`SharedChromium`);
+each test gets a browser context of its own, which shares no cookies, storage, cache or
+permissions with any other. Starting the driver and the browser for each test cost 4 to 6 s
+on a loaded machine, times some 160 browser tests.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -67,21 +73,77 @@ class Watcher:
             self.problems.append(f"{request.failure} for {request.resource_type} {request.url}")
 
 
+class SharedChromium:
+    """The session's Playwright driver and Chromium, started at the first browser test.
+
+    Playwright's sync API runs its event loop in a greenlet of the test's thread and marks the
+    loop as running in that thread, which Django's async-safety check and ``async_to_sync``
+    both look at. So that no other test runs beside a running loop, the loop is marked
+    running only while a test holds a page (:meth:`held`), as when each test started its own
+    driver; between tests nothing runs it and its driver waits on its pipe.
+    """
+
+    def __init__(self) -> None:
+        self.playwright: Any = None
+        self.browser: Any = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.holders = 0
+
+    @contextmanager
+    def held(self) -> Iterator[Any]:
+        """The browser, with the driver's loop marked running until the block ends."""
+        self._resume()
+        self.holders += 1
+        try:
+            if self.browser is None or not self.browser.is_connected():
+                self.browser = self.playwright.chromium.launch(
+                    executable_path=str(CHROMIUM), headless=True, args=FLAGS
+                )
+            yield self.browser
+        finally:
+            self.holders -= 1
+            if not self.holders:
+                self._pause()
+
+    def stop(self) -> None:
+        """At the session's end: the browser closed, the driver stopped, the loop closed."""
+        if self.playwright is None:
+            return
+        self._resume()
+        try:
+            if self.browser is not None and self.browser.is_connected():
+                self.browser.close()
+        finally:
+            self.playwright.stop()
+            self.playwright = self.browser = self.loop = None
+
+    def _resume(self) -> None:
+        if self.playwright is None:
+            from playwright.sync_api import sync_playwright
+
+            self.playwright = sync_playwright().start()
+            self.loop = asyncio.get_running_loop()  # the driver's, marked running by start()
+        elif not self.holders:
+            asyncio._set_running_loop(self.loop)  # as Playwright's own calls leave it
+
+    def _pause(self) -> None:
+        asyncio._set_running_loop(None)
+
+
+SHARED = SharedChromium()
+
+
 @contextmanager
 def chromium_page(base_url: str, monkeypatch: Any, *, clipboard: bool = False) -> Iterator[Any]:
-    """A page in a fresh headless Chromium, for ``base_url`` (a live server)."""
+    """A page in a fresh browser context of the session's headless Chromium, for ``base_url``
+    (a live server)."""
     if not CHROMIUM.exists():
         pytest.fail("no /usr/bin/chromium: `make test` installs it (or run `make chromium`)")
     # Playwright's sync API runs an event loop in this thread, which Django's async-safety
-    # check would object to. Tests write their data before the loop starts: a connection
-    # opened inside it would belong to another context and outlive the test.
+    # check would object to. Tests write their data before the page is opened: a connection
+    # opened while the loop runs would belong to another context and outlive the test.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=FLAGS
-        )
+    with SHARED.held() as browser:
         context = browser.new_context(base_url=base_url, viewport={"width": 1280, "height": 900})
         if clipboard:
             context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url)
@@ -99,4 +161,3 @@ def chromium_page(base_url: str, monkeypatch: Any, *, clipboard: bool = False) -
             assert not watcher.problems, "\n".join(problems)
         finally:
             context.close()
-            browser.close()

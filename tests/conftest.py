@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
@@ -46,6 +47,19 @@ def _starts_processes(module: ModuleType | None) -> bool:
     return False
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix) -> None:
+    """The tests' own connections commit without waiting for the WAL's flush, as the processes
+    the tests start do (tests/workers.py NO_COMMIT_WAIT): a transactional test commits each
+    row it writes."""
+    from tests.workers import NO_COMMIT_WAIT
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"].endswith("postgresql"):
+        options = database.setdefault("OPTIONS", {})
+        options["options"] = f"{options.get('options', '')} {NO_COMMIT_WAIT}".strip()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _static_files_collected() -> None:
     """Pages name hashed static files from collectstatic's manifest, as in production; a fresh
@@ -56,6 +70,16 @@ def _static_files_collected() -> None:
 
     if static_files_stale():
         call_command("collectstatic", interactive=False, verbosity=0)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_chromium_stopped() -> Iterator[None]:
+    """The session's Chromium and Playwright driver (tests/browser.py), stopped at its end if
+    a browser test started them."""
+    yield
+    from tests.browser import SHARED
+
+    SHARED.stop()
 
 
 class _HeldClock:

@@ -26,6 +26,14 @@ BODY_IDLE = 2
 SLOW_CONNECTIONS = 64
 
 
+def _environment(header_timeout: float, body_idle: float) -> dict[str, str]:
+    return workers.worker_environment(
+        REGISTRY_HEADER_TIMEOUT_SECONDS=str(header_timeout),
+        REGISTRY_BODY_IDLE_SECONDS=str(body_idle),
+        REGISTRY_MAX_BODY_BYTES="100000",
+    )
+
+
 @contextmanager
 def serving(
     tmp_path, header_timeout: float, body_idle: float = BODY_IDLE
@@ -33,20 +41,28 @@ def serving(
     from registry.models import Practice
 
     token = mint(Practice.objects.create(slug="st-mary"))
-    env = workers.worker_environment(
-        REGISTRY_HEADER_TIMEOUT_SECONDS=str(header_timeout),
-        REGISTRY_BODY_IDLE_SECONDS=str(body_idle),
-        REGISTRY_MAX_BODY_BYTES="100000",
-    )
-    with Stack(env, tmp_path).web() as web:
+    with Stack(_environment(header_timeout, body_idle), tmp_path).web() as web:
         parts = urlsplit(web.url)
         yield str(parts.hostname), int(parts.port or 80), token
 
 
+@pytest.fixture(scope="module")
+def front(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[tuple[str, int]]:
+    """One server for the tests of the default timeouts: each connects afresh and reads its
+    own answer, and starting and stopping gunicorn cost several seconds a test."""
+    with django_db_blocker.unblock():
+        env = _environment(HEADER_TIMEOUT, BODY_IDLE)
+    with Stack(env, tmp_path_factory.mktemp("front")).web() as web:
+        parts = urlsplit(web.url)
+        yield str(parts.hostname), int(parts.port or 80)
+
+
 @pytest.fixture
-def server(tmp_path) -> Iterator[tuple[str, int, str]]:
-    with serving(tmp_path, HEADER_TIMEOUT) as served:
-        yield served
+def server(front, transactional_db) -> tuple[str, int, str]:
+    """The shared server, and a key of this test's own practice."""
+    from registry.models import Practice
+
+    return (*front, mint(Practice.objects.create(slug="st-mary")))
 
 
 def _open(host: str, port: int, start: bytes) -> socket.socket:

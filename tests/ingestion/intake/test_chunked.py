@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import orjson
@@ -37,14 +38,22 @@ def post_chunked(url: str, token: str, body: bytes, piece: int = 8192) -> tuple[
         connection.close()
 
 
+@pytest.fixture(scope="module")
+def web_url(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
+    """One gunicorn for the module: each test posts on a connection of its own, and starting
+    and stopping gunicorn cost several seconds a test."""
+    with django_db_blocker.unblock():
+        env = workers.worker_environment(REGISTRY_MAX_BODY_BYTES=str(LIMIT))
+    with Stack(env, tmp_path_factory.mktemp("chunked")).web() as web:
+        yield web.url
+
+
 @pytest.fixture
-def server(tmp_path):
+def server(web_url, transactional_db) -> tuple[str, str]:
+    """The shared server, and a key of this test's own practice."""
     from registry.models import Practice
 
-    token = mint(Practice.objects.create(slug="st-mary"))
-    env = workers.worker_environment(REGISTRY_MAX_BODY_BYTES=str(LIMIT))
-    with Stack(env, tmp_path).web() as web:
-        yield web.url, token
+    return web_url, mint(Practice.objects.create(slug="st-mary"))
 
 
 def test_a_chunked_course_is_accepted(server):
