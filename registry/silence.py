@@ -20,7 +20,7 @@ in are the bits of one byte (bit ``k`` for week ``k``), OR-ed over its day rows 
 
 from __future__ import annotations
 
-from datetime import UTC, date
+from datetime import UTC, date, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -62,9 +62,34 @@ def silent_practice_ids(*, today: date | None = None, after_days: int | None = N
         "usual": USUAL_WEEKS,
         "after": settings.REGISTRY_SILENT_AFTER_DAYS if after_days is None else after_days,
     }
+    if connection.vendor != "postgresql":
+        return _silent_elsewhere(**params)
     with connection.cursor() as cursor:
         cursor.execute(_SILENT, params)
         return {row[0] for row in cursor.fetchall()}
+
+
+def _silent_elsewhere(*, today: date, window: int, usual: int, after: int) -> set[int]:
+    """The same rule for the embedded SQLite database (a first look: a few rows), in Python
+    over the window's day rows."""
+    from registry.models import SubmissionCount
+
+    rows = SubmissionCount.objects.filter(
+        practice__sandbox=False,
+        ingestions__gt=0,
+        day__gt=today - timedelta(days=window),
+        day__lte=today,
+    ).values_list("practice_id", "day")
+    weeks: dict[int, set[int]] = {}
+    last: dict[int, date] = {}
+    for practice_id, day in rows:
+        weeks.setdefault(practice_id, set()).add((today - day).days // 7)
+        last[practice_id] = max(day, last.get(practice_id, day))
+    return {
+        practice_id
+        for practice_id, sent_weeks in weeks.items()
+        if len(sent_weeks) >= usual and (today - last[practice_id]).days >= after
+    }
 
 
 def silent_count(*, today: date | None = None) -> int:

@@ -41,6 +41,17 @@ def weeks(*indexes: int, offset: int = 3) -> list[int]:
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True, params=["postgresql", "elsewhere"])
+def rule(request, monkeypatch):
+    """Each test holds for the one SQL statement and for the embedded database's Python
+    (chosen by the connection's vendor; both read the same PostgreSQL rows here)."""
+    if request.param == "elsewhere":
+        from django.db import connection
+
+        monkeypatch.setattr(connection, "vendor", "sqlite")
+    return request.param
+
+
 def test_five_weeks_of_eight_usually_send_four_do_not():
     five, four = PracticeFactory(), PracticeFactory()
     sent(five, *weeks(0, 2, 4, 6, 7))

@@ -126,7 +126,9 @@ def test_a_worker_killed_while_batches_and_singles_interleave_loses_and_repeats_
     batches = [api_for(client, f"batch-{n}") for n in range(2)]
     singles = [api_for(client, f"single-{n}") for n in range(3)]
     with celery_worker(tmp_path, "doomed", **FAST_RECOVERY) as doomed:
-        big = [submitted(api, courses(f"B{n}", 300)) for n, api in enumerate(batches)]
+        # Long enough (100 chunks each) that the singles' gathering window passes well before
+        # either batch ends, however fast the machine.
+        big = [submitted(api, courses(f"B{n}", 1000)) for n, api in enumerate(batches)]
         small = []
         for i in range(30):
             small.append(submitted(singles[i % 3], course(f"S-{i}", family=f"Single{letters(i)}")))
@@ -154,15 +156,15 @@ def test_a_worker_killed_while_batches_and_singles_interleave_loses_and_repeats_
     assert set(Ingestion.objects.values_list("status", flat=True)) == {"completed"}
     for ingestion_id in big:
         ingestion = Ingestion.objects.get(id=ingestion_id)
-        assert (ingestion.accepted_count, ingestion.rejected_count) == (300, 0)
+        assert (ingestion.accepted_count, ingestion.rejected_count) == (1000, 0)
         seqs = OutcomeChunk.objects.filter(ingestion_id=ingestion_id).values_list("seq", flat=True)
-        assert sorted(seqs) == list(range(30))  # each chunk's receipt once
+        assert sorted(seqs) == list(range(100))  # each chunk's receipt once
     for ingestion_id in small:
         assert Ingestion.objects.get(id=ingestion_id).accepted_count == 1
         assert OutcomeChunk.objects.filter(ingestion_id=ingestion_id).count() == 1
-    assert Record.objects.count() == 630
+    assert Record.objects.count() == 2030
     assert set(Record.objects.values_list("version", flat=True)) == {1}
-    assert RecordVersion.objects.count() == 630
+    assert RecordVersion.objects.count() == 2030
     assert not StagedChunk.objects.exists()
     for api in [*batches, *singles]:
         assert counts_differences(practice_id=api.practice.id) == {}
