@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Q
+from django.db.models import Max, Min, Q, Sum
 from django.utils import timezone
 
 from keys.models import ApiKey
 from registry.dates import BLANK
-from registry.models import BirthCount, Practice
+from registry.models import BirthCount, Practice, ReceivedCount, Record, SubmissionCount
 from registry.silence import silent_practice_ids, utc_today
 from registry.statistics.quality import COMPLETENESS
 
@@ -200,9 +200,31 @@ _SUBMISSIONS = """
 """
 
 
+def _postgresql() -> bool:
+    """The statements here are PostgreSQL's; the embedded SQLite default (a first look, a few
+    rows) reads the same kept rows through the ORM instead."""
+    return connection.vendor == "postgresql"
+
+
+def _window(today: date, days: int) -> Q:
+    return Q(day__gt=today - timedelta(days=days), day__lte=today)
+
+
 def _submissions(rows: dict[int, ConsoleRow], ids: list[int], today: date) -> None:
     params = {"today": today, "week": WEEK_DAYS, "month": MONTH_DAYS, "ids": ids}
-    for practice_id, week, month, rejected in _fetch(_SUBMISSIONS, params):
+    found = (
+        _fetch(_SUBMISSIONS, params)
+        if _postgresql()
+        else SubmissionCount.objects.filter(_window(today, MONTH_DAYS), practice_id__in=ids)
+        .values("practice_id")
+        .annotate(
+            week=Sum("courses", filter=_window(today, WEEK_DAYS), default=0),
+            month=Sum("courses"),
+            rejected=Sum("rejected"),
+        )
+        .values_list("practice_id", "week", "month", "rejected")
+    )
+    for practice_id, week, month, rejected in found:
         row = rows[practice_id]
         row.courses_7, row.courses_30 = int(week), int(month)
         row.rejected = Share(int(rejected), int(month))
@@ -219,7 +241,15 @@ _LAST_RECEIVED = """
 
 
 def _last_received(rows: dict[int, ConsoleRow], ids: list[int]) -> None:
-    for practice_id, last_received_at in _fetch(_LAST_RECEIVED, {"ids": ids}):
+    found = (
+        _fetch(_LAST_RECEIVED, {"ids": ids})
+        if _postgresql()
+        else SubmissionCount.objects.filter(practice_id__in=ids)
+        .values("practice_id")
+        .annotate(last=Max("last_received_at"))
+        .values_list("practice_id", "last")
+    )
+    for practice_id, last_received_at in found:
         rows[practice_id].last_received = last_received_at
 
 
@@ -244,7 +274,15 @@ _RECEIVED = f"""
 
 def _received(rows: dict[int, ConsoleRow], ids: list[int], today: date) -> None:
     params = {"today": today, "month": MONTH_DAYS, "ids": ids}
-    for practice_id, *sums in _fetch(_RECEIVED, params):
+    found = (
+        _fetch(_RECEIVED, params)
+        if _postgresql()
+        else ReceivedCount.objects.filter(_window(today, MONTH_DAYS), practice_id__in=ids)
+        .values("practice_id")
+        .annotate(**{f"sum_{name}": Sum(name) for name in _RECEIVED_FIELDS})
+        .values_list("practice_id", *(f"sum_{name}" for name in _RECEIVED_FIELDS))
+    )
+    for practice_id, *sums in found:
         counts = dict(zip(_RECEIVED_FIELDS, (int(s or 0) for s in sums), strict=True))
         row = rows[practice_id]
         row.warned = Share(counts["with_warning"], counts["births"])
@@ -267,12 +305,20 @@ def least_complete(counts: dict[str, int]) -> LeastComplete | None:
 
 
 def _backlog(rows: dict[int, ConsoleRow], ids: Iterable[int]) -> None:
-    backlog = _fetch(
-        """SELECT practice_id, SUM(suspected_duplicates) FROM registry_birthcount
+    if not _postgresql():
+        backlog: Iterable[tuple[Any, ...]] = (
+            BirthCount.objects.filter(group=BirthCount.ALL, practice_id__in=list(ids))
+            .values("practice_id")
+            .annotate(flagged=Sum("suspected_duplicates"))
+            .values_list("practice_id", "flagged")
+        )
+    else:
+        backlog = _fetch(
+            """SELECT practice_id, SUM(suspected_duplicates) FROM registry_birthcount
              JOIN unnest(%(ids)s::bigint[]) AS chosen(id) ON chosen.id = practice_id
             WHERE "group" = %(all)s GROUP BY practice_id""",
-        {"all": BirthCount.ALL, "ids": list(ids)},
-    )
+            {"all": BirthCount.ALL, "ids": list(ids)},
+        )
     for practice_id, flagged in backlog:
         rows[practice_id].backlog = int(flagged or 0)
 
@@ -293,6 +339,14 @@ def _oldest_flagged(rows: dict[int, ConsoleRow], ids: list[int]) -> None:
     if not ids:
         return
     now = timezone.now()
-    for practice_id, created_at in _fetch(_OLDEST_FLAGGED, {"ids": ids}):
+    found = (
+        _fetch(_OLDEST_FLAGGED, {"ids": ids})
+        if _postgresql()
+        else Record.objects.filter(practice_id__in=ids, suspected_duplicate=True, voided=False)
+        .values("practice_id")
+        .annotate(oldest=Min("created_at"))
+        .values_list("practice_id", "oldest")
+    )
+    for practice_id, created_at in found:
         rows[practice_id].oldest_flagged = created_at
         rows[practice_id].oldest_flagged_days = max((now - created_at).days, 0)

@@ -254,7 +254,7 @@ GROUP BY bucket
 _MEMBERS_SQL = """
 SELECT t.practice_id, p.sandbox, {bucket} AS bucket, {sums}
 FROM {table} t JOIN registry_practice p ON p.id = t.practice_id
-WHERE t.practice_id = ANY(%(members)s) AND t.day < %(end)s {since}
+WHERE t.practice_id IN ({members}) AND t.day < %(end)s {since}
 GROUP BY 1, 2, 3
 """
 
@@ -264,20 +264,29 @@ _TABLES = (
 )
 
 
-def _sql(template: str, table: str, counts: list[str], *, before: bool) -> str:
+def _sql(template: str, table: str, counts: list[str], *, before: bool, members: str = "") -> str:
     """A statement over one table (``counts``: its columns, from this module's constants);
     with ``before``, the rows before the months are one bucket (NULL, :data:`BEFORE`)."""
-    month = "date_trunc('month', t.day)::date"
+    month = (
+        "date_trunc('month', t.day)::date"
+        if connection.vendor == "postgresql"
+        else "date(t.day, 'start of month')"  # the embedded SQLite default
+    )
     return template.format(
         bucket=f"CASE WHEN t.day < %(start)s THEN NULL ELSE {month} END" if before else month,
         sums=", ".join(f"SUM(t.{name}) AS {name}" for name in counts),
-        totals=", ".join(f"SUM({name}), COUNT(*) FILTER (WHERE {name} > 0)" for name in counts),
+        totals=", ".join(
+            f"SUM({name}), SUM(CASE WHEN {name} > 0 THEN 1 ELSE 0 END)" for name in counts
+        ),
         table=table,
         since="" if before else "AND t.day >= %(start)s",
+        members=members,
     )
 
 
-def _bucket(value: date | None) -> int:
+def _bucket(value: date | str | None) -> int:
+    if isinstance(value, str):  # SQLite's date()
+        value = date.fromisoformat(value)
     return BEFORE if value is None else month_key(value)
 
 
@@ -315,14 +324,16 @@ def _members_rows(
 ) -> list[tuple[int, bool, int, dict[str, int]]]:
     """(practice, sandbox, month, counts) of the viewer's practices: one query per table."""
     params: dict[str, Any] = {
-        "members": members,
         "start": first_day(months[0]),
         "end": _month_after(months[-1]),
     }
+    params.update({f"member{n}": practice_id for n, practice_id in enumerate(members)})
+    listed = ", ".join(f"%(member{n})s" for n in range(len(members)))
     rows = []
     with connection.cursor() as cursor:
         for table, counts, before in _TABLES:
-            cursor.execute(_sql(_MEMBERS_SQL, table, counts, before=before), params)
+            statement = _sql(_MEMBERS_SQL, table, counts, before=before, members=listed)
+            cursor.execute(statement, params)
             for practice_id, sandbox, bucket, *values in cursor.fetchall():
                 sums = {name: int(value or 0) for name, value in zip(counts, values, strict=True)}
                 rows.append((practice_id, sandbox, _bucket(bucket), sums))

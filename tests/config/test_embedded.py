@@ -47,7 +47,21 @@ metrics = anonymous.get(
     "/metrics", headers={"Authorization": f"Bearer {settings.REGISTRY_METRICS_TOKEN}"}
 ).content.decode()
 pipeline = anonymous.get("/healthz/pipeline").status_code
-print(json.dumps({"receipts": receipts, "metrics": metrics, "pipeline": pipeline}))
+# The registry office's pages read the kept counts on SQLite too.
+call_command("collectstatic", "--noinput", verbosity=0)
+from django.contrib.auth import get_user_model
+office = Client(HTTP_HOST="127.0.0.1")
+office.force_login(get_user_model().objects.create_superuser("root", "root@example.org"))
+pages = {
+    path: office.get(path).status_code
+    for path in [
+        "/registry/",
+        "/registry/console.csv",
+        "/registry/practices/first-look/scorecard",
+        "/settings/statistics/?practice=first-look",
+    ]
+}
+print(json.dumps({"receipts": receipts, "metrics": metrics, "pipeline": pipeline, "pages": pages}))
 """
 
 
@@ -85,6 +99,7 @@ def test_the_embedded_default_ingests_amends_and_retracts(tmp_path):
     assert 'registry_ingestion_duration_seconds_count{kind="single"} 2.0' in seen["metrics"]
     assert 'registry_ingestion_duration_seconds_count{kind="batch"} 1.0' in seen["metrics"]
     assert seen["pipeline"] == 200
+    assert set(seen["pages"].values()) == {200}, seen["pages"]
     assert (tmp_path / "registry.sqlite3").exists()
     assert (tmp_path / "secrets.json").exists()
 
