@@ -17,7 +17,8 @@ PostgreSQL, Redis):
    send single-course births at ``BENCH_OPENLOOP_RATE`` a second in all (20), Poisson arrivals
    (exponential gaps), each practice chosen at random per arrival. Each single is polled as
    the docs say (docs/integrators.md, "Polling"; ``registry_client``): a GET of the status
-   URL at once, then every ``Retry-After`` seconds until ``completed`` or ``failed``; a 429
+   URL after the 202's ``Retry-After``, then every ``Retry-After`` seconds until ``completed``
+   or ``failed`` (a server whose 202 has none is polled at once, as before); a 429
    is waited out for its ``Retry-After``. One event loop sends them all, on kept
    connections (bench.asynchttp: httpx's client cost as much CPU as the web's share).
 3. ``BENCH_OPENLOOP_BEFORE`` seconds (40) in, another practice sends the same backfill as in
@@ -334,7 +335,8 @@ class Arrivals:
         await http.close()
 
     async def _single(self, http: Client, token: str, body: bytes) -> None:
-        """POST, then the documented poll loop: GET at once, then every Retry-After seconds."""
+        """POST, then the documented poll loop: GET after the 202's Retry-After, then every
+        Retry-After seconds."""
         import orjson
 
         headers = {"Authorization": f"Bearer {token}"}
@@ -355,6 +357,8 @@ class Arrivals:
                 self.errors.append(f"POST answered {answer.status}")
                 return
             path = urlsplit(answer.headers["content-location"]).path
+            if "retry-after" in answer.headers:  # the first poll after the 202's Retry-After
+                await asyncio.sleep(retry_after(answer.headers))
             polls = 0
             while True:
                 answer = await http.request("GET", path, headers)

@@ -4,8 +4,8 @@
   send the same request again. The submit call carries its Idempotency-Key, so sending it
   again can never create a second ingestion.
 * A connection that fails: wait and retry a few times, then give up with :class:`ApiError`.
-* Polling: while the receipt says ``queued`` or ``processing``, the server's ``Retry-After``
-  says when to ask again.
+* Polling: the 202's ``Retry-After`` says when to ask first; while the receipt says ``queued``
+  or ``processing``, the server's ``Retry-After`` says when to ask again.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ class ApiError(Exception):
 class Queued:
     ingestion_id: str
     status_url: str
+    wait_seconds: float = 0.0  # the 202's Retry-After: how long to wait before the first poll
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +94,8 @@ class RegistryApi:
         response = self._send("POST", f"{self.base_url}/Bundle", content=body, headers=headers)
         if response.status_code == 202:
             status_url = response.headers["Content-Location"]
-            return Queued(status_url.rstrip("/").rsplit("/", 1)[-1], status_url)
+            wait = retry_after(response) if "Retry-After" in response.headers else 0.0
+            return Queued(status_url.rstrip("/").rsplit("/", 1)[-1], status_url, wait)
         if response.status_code in (401, 403):
             raise ApiError(_explain(response))  # every other Bundle would fail the same way
         return Refused(response.status_code, _outcome(response))

@@ -23,6 +23,7 @@ import argparse
 import os
 import ssl
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -170,6 +171,7 @@ def run(items: list[Item], api: RegistryApi, folder: Path, *, progress: bool) ->
     bar = tqdm(total=len(items), unit="bundle", disable=None if progress else True, file=sys.stderr)
     try:
         pending = _submit_all(items, api, folder, summary, bar)
+        _first_wait(pending, api)
         _poll_until_finished(pending, api, summary, bar)
     finally:
         bar.close()
@@ -203,12 +205,21 @@ def _submit(item: Item, api: RegistryApi) -> receipts.Record:
     answer = api.submit(item.body, item.idempotency_key)
     if isinstance(answer, Queued):
         record.ingestion_id, record.status_url = answer.ingestion_id, answer.status_url
+        record.first_poll_at = time.monotonic() + answer.wait_seconds
     else:
         record.refused = {
             "http_status": answer.http_status,
             "operation_outcome": answer.operation_outcome,
         }
     return record
+
+
+def _first_wait(pending: list[tuple[receipts.Record, Path]], api: RegistryApi) -> None:
+    """Wait out the last 202's Retry-After before the first poll (a poll at once would find
+    the ingestion queued); Bundles resumed from an earlier run are polled at once."""
+    due = max((r.first_poll_at for r, _ in pending if r.first_poll_at is not None), default=None)
+    if due is not None and due > time.monotonic():
+        api.sleep(due - time.monotonic())
 
 
 def _poll_until_finished(

@@ -26,6 +26,8 @@ class Record:
     status_url: str | None = None
     receipt: dict[str, Any] | None = None
     refused: dict[str, Any] | None = None  # {"http_status": ..., "operation_outcome": ...}
+    # When this run may first poll it (monotonic; its 202's Retry-After); not kept in the file.
+    first_poll_at: float | None = None
 
     @property
     def finished(self) -> bool:

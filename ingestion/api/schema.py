@@ -364,6 +364,16 @@ RETRY_AFTER = OpenApiParameter(
     response=[429],
     description="Seconds until the rate-limit window resets.",
 )
+SUBMIT_RETRY_AFTER = OpenApiParameter(
+    "Retry-After",
+    OpenApiTypes.INT,
+    OpenApiParameter.HEADER,
+    response=[202, 429],
+    description=(
+        "On a 202 for an ingestion not yet finished: seconds to wait before the first poll of "
+        "the status URL. On a 429: seconds until the rate-limit window resets."
+    ),
+)
 WWW_AUTHENTICATE = OpenApiParameter(
     "WWW-Authenticate",
     OpenApiTypes.STR,
@@ -464,7 +474,7 @@ SUBMIT: dict[str, Any] = {
             response=[202],
             description="Absolute status URL; its last path segment is the ingestion id.",
         ),
-        RETRY_AFTER,
+        SUBMIT_RETRY_AFTER,
         WWW_AUTHENTICATE,
     ],
     "examples": [
@@ -480,7 +490,10 @@ SUBMIT: dict[str, Any] = {
     "responses": {
         202: OpenApiResponse(
             response=ref("OperationOutcome"),
-            description="Queued. Content-Location holds the status URL.",
+            description=(
+                "Queued. Content-Location holds the status URL; Retry-After, the seconds to "
+                "wait before polling it."
+            ),
             examples=[
                 OpenApiExample(
                     "202 queued",

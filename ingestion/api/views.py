@@ -176,6 +176,9 @@ def _streamed_receipt(request: Request, ingestion: Ingestion) -> StreamingHttpRe
 
 
 def _accepted(request: Request, ingestion: Ingestion) -> Response:
+    """The 202. While the ingestion is unfinished it carries ``Retry-After``, the wait before
+    the first poll: a poll at once would find it queued, and cost the web what the
+    submission did (docs/integrators.md, "Polling")."""
     url = request.build_absolute_uri(reverse("ingestion-status", args=[ingestion.id]))
     body = accepted_outcome(
         base=api_base(request),
@@ -183,7 +186,10 @@ def _accepted(request: Request, ingestion: Ingestion) -> Response:
         status_url=url,
         status=ingestion.status,
     )
-    return Response(body, status=202, headers={"Content-Location": url})
+    headers = {"Content-Location": url}
+    if not ingestion.finished:
+        headers["Retry-After"] = str(settings.REGISTRY_POLL_RETRY_AFTER_SECONDS)
+    return Response(body, status=202, headers=headers)
 
 
 def _idempotency_key(request: Request) -> str | None:

@@ -88,3 +88,17 @@ def test_polling_waits_as_the_receipt_asks():
     first, second = api.poll(STATUS), api.poll(STATUS)
     assert (first.finished, first.wait_seconds) == (False, 3.0)
     assert second.finished
+
+
+def test_the_first_poll_waits_out_the_202s_retry_after(tmp_path):
+    """A poll at once would find the ingestion queued: the 202's Retry-After comes first."""
+    (tmp_path / "a.json").write_text("{}")
+    transport, seen = scripted(
+        httpx.Response(202, headers={"Content-Location": STATUS, "Retry-After": "2"}, json={}),
+        httpx.Response(200, json={"status": "completed"}),
+    )
+    waits: list[float] = []
+    argv = [str(tmp_path / "a.json"), "--receipts", str(tmp_path / "r"), "--no-progress"]
+    assert main(argv, api=client(transport, waits), out=io.StringIO()) == 0
+    assert [r.method for r in seen] == ["POST", "GET"]
+    assert len(waits) == 1 and 1.5 < waits[0] <= 2.0  # before the GET, less the time gone by

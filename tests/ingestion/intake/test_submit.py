@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 from django.test import override_settings
 
 from ingestion.models import Ingestion, StagedChunk
@@ -38,6 +39,8 @@ def test_a_course_of_care_is_queued_with_202_and_a_status_url(api):
     assert ingestion.status == Ingestion.Status.QUEUED
     assert ingestion.practice == api.practice
     assert ingestion.kind == Ingestion.Kind.SINGLE
+    # When to poll first: a poll at once would find it queued.
+    assert response["Retry-After"] == str(settings.REGISTRY_POLL_RETRY_AFTER_SECONDS)
 
 
 def test_the_staged_payload_is_encrypted(api):
@@ -267,3 +270,4 @@ def test_a_retry_after_the_ingestion_completed_says_it_completed(api):
     diagnostics = again.json()["issue"][0]["diagnostics"]
     assert "is completed" in diagnostics and "queued" not in diagnostics
     assert again["Content-Location"] in diagnostics
+    assert "Retry-After" in first and "Retry-After" not in again  # nothing left to wait for
