@@ -11,10 +11,10 @@ from uuid import UUID
 
 from celery import Task, shared_task
 
-from ingestion.messaging.publishing import PROCESS_TASK, enqueue
+from ingestion.messaging.publishing import PROCESS_TASK
 from ingestion.messaging.queue_tail import oldest_waiting_ingestion
 from ingestion.pipeline.process import ingestion_attempt
-from ingestion.pipeline.recovery import ingestions_to_recover
+from ingestion.pipeline.recovery import ingestions_publish_again, ingestions_to_recover
 from ingestion.receipts.retention import receipts_purge
 from lib.logfilters import about_ingestion
 
@@ -36,8 +36,7 @@ def recover_ingestions() -> int:
     """Periodic (Celery beat): re-enqueue what a lost message or a dead worker left behind,
     and nothing whose message still waits in the broker's queue (ingestion.messaging.queue_tail)."""
     identifiers = ingestions_to_recover(oldest_waiting=oldest_waiting_ingestion())
-    for identifier in identifiers:
-        enqueue(identifier)
+    ingestions_publish_again(identifiers)
     if identifiers:
         log.info("recovery re-enqueued %d ingestions", len(identifiers))
     return len(identifiers)

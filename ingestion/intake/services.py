@@ -67,10 +67,10 @@ def ingestion_submit(
 def _enqueue_after_commit(ingestion: Ingestion) -> None:
     # A named function, not functools.partial: Django names the callback when it logs a
     # failure (robust=True), and a partial has no __qualname__ to name it by.
-    single_of = ingestion.practice_id if ingestion.kind == Ingestion.Kind.SINGLE else None
+    single = ingestion.kind == Ingestion.Kind.SINGLE
 
     def publish() -> None:
-        enqueue_submitted(ingestion.id, single_of=single_of)
+        enqueue_submitted(ingestion.id, single=single)
 
     transaction.on_commit(publish, robust=True)
 

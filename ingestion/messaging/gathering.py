@@ -1,10 +1,10 @@
 """The gathering window: a single's message is published a moment after its commit.
 
-A worker claiming a practice's single takes the practice's other waiting singles along
-(:mod:`ingestion.messaging.singles_flag`), and a claim costs much the same for one single as
-for thirty. So the message a single publishes (at most one is on its way per practice) is
-published ``REGISTRY_SINGLES_GATHER_SECONDS`` after the commit, by a thread of the web
-process, and the practice's singles committed meanwhile are claimed with it.
+A worker claiming a single takes the other waiting singles along
+(:mod:`ingestion.messaging.singles_flag`), and a claim costs less per single the more it
+takes. So the message a single publishes (at most one is on its way) is published
+``REGISTRY_SINGLES_GATHER_SECONDS`` after the commit, by a thread of the web process, and the
+singles committed meanwhile are claimed with it.
 
 The message is held here, not in the broker or the worker: a Celery countdown would send it
 to a worker at once, out of the broker's queue, where the recovery looks for what still
@@ -17,9 +17,9 @@ its message is held. A web process that dies meanwhile leaves it to the recovery
 message lost in the broker would (after ``REGISTRY_REQUEUE_AFTER_SECONDS``, which the
 window must stay below). A process that exits normally publishes what it holds first.
 
-While this process holds a practice's message, its next singles for that practice need not
-ask Redis whether a message is on its way (:func:`holds`): the message is published after
-their commit, so its claim takes them along.
+While this process holds the singles' message, its next singles need not ask Redis whether a
+message is on its way (:func:`holds`): the message is published after their commit, so its
+claim takes them along.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class _Held:
 
     def __init__(self) -> None:
         self._due: list[tuple[float, int, Callable[..., Any], tuple[Any, ...], Any]] = []
-        self._for: set[Any] = set()  # what the held calls are for (practices)
+        self._for: set[Any] = set()  # what the held calls are for
         self._order = itertools.count()
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -100,12 +100,15 @@ _held = _Held()
 atexit.register(_held.now)
 
 
-def publish_later(practice_id: int, seconds: float, call: Callable[..., Any], *args: Any) -> None:
-    """``call(*args)`` in ``seconds``, on the gathering thread: the practice's message."""
-    _held.later(seconds, call, *args, about=practice_id)
+SINGLES = "singles"  # what the held message is for: the waiting singles
 
 
-def holds(practice_id: int) -> bool:
-    """Whether this process holds a message for the practice's singles, not yet published.
+def publish_later(seconds: float, call: Callable[..., Any], *args: Any) -> None:
+    """``call(*args)`` in ``seconds``, on the gathering thread: the singles' message."""
+    _held.later(seconds, call, *args, about=SINGLES)
+
+
+def holds() -> bool:
+    """Whether this process holds a message for the waiting singles, not yet published.
     Asked after a single's commit: if so, that message's claim will take the single."""
-    return _held.holds(practice_id)
+    return _held.holds(SINGLES)

@@ -57,31 +57,31 @@ def enqueue(ingestion_id: UUID) -> None:
     )
 
 
-def enqueue_submitted(ingestion_id: UUID, *, single_of: int | None = None) -> None:
+def enqueue_submitted(ingestion_id: UUID, *, single: bool = False) -> None:
     """Publish a just-committed submission, whose ``enqueued_at`` was set when it was created.
 
     Setting it with the insert spares every submission a second write. If publishing fails
     (broker down), it is cleared, so the recovery picks the ingestion up after its grace
     period; nothing is lost either way. While the broker breaker is open (it failed a
-    moment ago), publishing is not even tried. A single (``single_of``: its practice) is not
-    published while a message for its practice's singles is on its way: that message's
-    claim takes it along (ingestion.messaging.singles_flag); the message a single does
-    publish is published ``REGISTRY_SINGLES_GATHER_SECONDS`` later, so that more come along
-    (ingestion.messaging.gathering); while this process holds it, the practice's next singles
-    need not ask Redis.
+    moment ago), publishing is not even tried. A single is not published while a message for
+    the waiting singles is on its way: that message's claim takes it along
+    (ingestion.messaging.singles_flag); the message a single does publish is published
+    ``REGISTRY_SINGLES_GATHER_SECONDS`` later, so that more come along
+    (ingestion.messaging.gathering); while this process holds it, the next singles need not
+    ask Redis.
     """
-    if single_of is None:
-        _publish_submitted(ingestion_id, None)
-    elif holds(single_of) or not singles_message_due(single_of):
+    if not single:
+        _publish_submitted(ingestion_id, single=False)
+    elif holds() or not singles_message_due():
         return
     elif settings.REGISTRY_SINGLES_GATHER_SECONDS > 0 and not settings.CELERY_TASK_ALWAYS_EAGER:
         gather = settings.REGISTRY_SINGLES_GATHER_SECONDS
-        publish_later(single_of, gather, _publish_submitted, ingestion_id, single_of)
+        publish_later(gather, _publish_submitted, ingestion_id, True)
     else:
-        _publish_submitted(ingestion_id, single_of)
+        _publish_submitted(ingestion_id, single=True)
 
 
-def _publish_submitted(ingestion_id: UUID, single_of: int | None) -> None:
+def _publish_submitted(ingestion_id: UUID, single: bool) -> None:
     try:
         if broker_breaker.is_open:
             raise BrokerSkipped
@@ -90,8 +90,8 @@ def _publish_submitted(ingestion_id: UUID, single_of: int | None) -> None:
         Ingestion.objects.filter(id=ingestion_id, status=Ingestion.Status.QUEUED).update(
             enqueued_at=None
         )
-        if single_of is not None:
-            singles_message_taken(single_of)  # no message is on its way after all
+        if single:
+            singles_message_taken()  # no message is on its way after all
         if isinstance(error, BrokerSkipped):
             return
         broker_breaker.trip(error)
@@ -110,8 +110,14 @@ def republish_waiting(ingestion: Ingestion) -> None:
         broker_breaker.trip(error)
 
 
-def singles_follow_up(ingestion_id: UUID, practice_id: int) -> None:
-    """A worker's full combined claim left singles waiting: a message for the first of them,
-    at the back of the queue, with the practice's flag set (a message is on its way)."""
-    enqueue(ingestion_id)
-    singles_message_sent(practice_id)
+def singles_message_for(ingestion_id: UUID) -> None:
+    """A message for the waiting singles, for the first of them (a worker's full combined
+    claim left them waiting, or the recovery found them without one), at the back of the
+    queue. The flag is set first: set after, it could outlive a message another process
+    had already taken, and hold back every single's message until it expired."""
+    singles_message_sent()
+    try:
+        enqueue(ingestion_id)
+    except Exception:
+        singles_message_taken()  # no message is on its way after all
+        raise

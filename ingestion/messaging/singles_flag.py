@@ -1,15 +1,15 @@
-"""One message for a practice's waiting singles, not one each.
+"""One message for the waiting singles, not one each.
 
-A worker claiming a single takes the practice's other waiting singles along
-(:func:`ingestion.pipeline.singles.singles_process`), so while a message for a practice's singles
-is on its way, more messages for the singles submitted meanwhile would only cost the web a
-publish and the worker a task that finds nothing left. A flag in Redis (the cache) says
-"a message for this practice's singles is on its way":
+A worker claiming a single takes the other waiting singles along, whichever practices sent
+them (:func:`ingestion.pipeline.singles.singles_process`), so while a message for the waiting
+singles is on its way, more messages for the singles submitted meanwhile would only cost the
+web a publish and the worker a task that finds nothing left. A flag in Redis (the cache) says
+"a message for the waiting singles is on its way", one for the registry:
 
 * the web, once a single is committed, sets it if absent (``SET NX``) and publishes only
-  if it set it (not even asking while its own process holds the practice's message, to be
-  published after this commit: :mod:`ingestion.messaging.gathering`);
-* a worker clears it *before* it claims the practice's waiting singles.
+  if it set it (not even asking while its own process holds the message, to be published
+  after this commit: :mod:`ingestion.messaging.gathering`);
+* a worker clears it *before* it claims the waiting singles.
 
 Whatever the interleaving, a committed single is either seen by a claim that started after
 the flag it found was cleared, or finds the flag cleared and publishes its own message. The
@@ -17,6 +17,11 @@ flag expires after ``REGISTRY_REQUEUE_AFTER_SECONDS``, so a message lost with it
 costs at most that many seconds of skipped publishing; the recovery republishes what such
 a loss leaves waiting. Without Redis, or while the cache breaker is open, every single is
 published, as before.
+
+One flag for every practice, not one each: spread over many practices (50 sending 20 a
+second), a practice rarely has a second single waiting, so a flag per practice let nearly
+every single publish a message and cost a worker a task, most of which found their single
+already taken by another's claim (docs/architecture.md, "What a single costs").
 """
 
 from __future__ import annotations
@@ -39,8 +44,8 @@ def _redis() -> Any | None:
     return redis_client()
 
 
-def _flag(practice_id: int) -> str:
-    return str(caches["default"].make_key(f"singles-waiting:{practice_id}"))
+def _flag() -> str:
+    return str(caches["default"].make_key("singles-waiting"))
 
 
 UNKNOWN = object()  # no Redis to ask
@@ -58,22 +63,27 @@ def _call(what: str, command: Any) -> Any:
         return UNKNOWN
 
 
-def singles_message_due(practice_id: int) -> bool:
+def singles_message_due() -> bool:
     """After a single is committed: should its message be published? (No while one is on
-    its way for the practice's singles.)"""
+    its way for the waiting singles.)"""
     seconds = max(1, settings.REGISTRY_REQUEUE_AFTER_SECONDS)
-    took = _call(
-        "singles flag", lambda client: client.set(_flag(practice_id), b"1", nx=True, ex=seconds)
-    )
+    took = _call("singles flag", lambda client: client.set(_flag(), b"1", nx=True, ex=seconds))
     return took is UNKNOWN or bool(took)  # SET NX answers None when the flag was there
 
 
-def singles_message_sent(practice_id: int) -> None:
-    """A worker published the message for the practice's next waiting singles."""
+def singles_message_pending() -> bool:
+    """Whether a message for the waiting singles is on its way, as far as the flag says (the
+    recovery asks; without Redis: no)."""
+    found = _call("singles flag", lambda client: client.exists(_flag()))
+    return found is not UNKNOWN and bool(found)
+
+
+def singles_message_sent() -> None:
+    """A worker published the message for the next waiting singles."""
     seconds = max(1, settings.REGISTRY_REQUEUE_AFTER_SECONDS)
-    _call("singles flag", lambda client: client.set(_flag(practice_id), b"1", ex=seconds))
+    _call("singles flag", lambda client: client.set(_flag(), b"1", ex=seconds))
 
 
-def singles_message_taken(practice_id: int) -> None:
-    """Before claiming a practice's waiting singles (or after failing to publish for them)."""
-    _call("singles flag", lambda client: client.delete(_flag(practice_id)))
+def singles_message_taken() -> None:
+    """Before claiming the waiting singles (or after failing to publish for them)."""
+    _call("singles flag", lambda client: client.delete(_flag()))

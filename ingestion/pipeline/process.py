@@ -15,7 +15,7 @@ from django.db import DatabaseError
 
 from ingestion.faults import is_transient, retry_transient
 from ingestion.intake.staging import UnreadablePayload
-from ingestion.messaging.publishing import singles_follow_up
+from ingestion.messaging.publishing import singles_message_for
 from ingestion.models import Ingestion
 from ingestion.pipeline.chunks import process_chunks
 from ingestion.pipeline.claims import claim, fingerprint_key
@@ -50,8 +50,8 @@ def ingestion_attempt(ingestion_id: UUID) -> int | None:
         # Log the kind only: an exception message could quote data.
         log.warning("ingestion %s: attempt failed (%s)", ingestion_id, type(error).__name__)
         return _retry_or_fail(ingestion_id)
-    if following is not None:  # its practice has more singles waiting than one claim takes
-        singles_follow_up(following.ingestion_id, following.practice_id)
+    if following is not None:  # more singles wait than one claim takes
+        singles_message_for(following.ingestion_id)
     return None
 
 
@@ -73,7 +73,7 @@ def ingestion_process(ingestion_id: UUID, *, turns: bool = False) -> NextSingles
         )
         return None
     if combinable(claimed):
-        return singles_process(claimed.practice_id, claimed)
+        return singles_process(claimed)
     turn = None
     if turns and not settings.CELERY_TASK_ALWAYS_EAGER:  # embedded: no worker to hand back to
         turn = Turn(claimed.practice_id, singles_between_turns if combining() else None)

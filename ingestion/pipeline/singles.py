@@ -11,11 +11,10 @@ deletes their staged chunks and completes them all. The records are those of app
 practice's singles one after another (:func:`ingestion.lifecycle.applying.records_apply_parts`).
 A crash rolls the practice's chunk back: each of its ingestions is then claimed again alone
 once its lease runs out (a claim that applied nothing is not combined again), so a course
-that kills the worker is isolated as in a batch. While a message for a practice's singles is
+that kills the worker is isolated as in a batch. While a message for the waiting singles is
 on its way, the web publishes none for the singles submitted meanwhile
-(:mod:`ingestion.messaging.singles_flag`): the flag of the practice whose message this is is
-cleared here before the waiting singles are claimed. Another practice's singles taken along
-leave that practice's message on its way: it finds them done, and claims what waits then.
+(:mod:`ingestion.messaging.singles_flag`): the flag is cleared here before the waiting
+singles are claimed.
 """
 
 from __future__ import annotations
@@ -57,12 +56,10 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class NextSingles:
-    """The practice whose message this was still has singles waiting after a full combined
-    claim: publish a message for the first of them (at the back of the queue, so that what
-    waits behind gets its turn)."""
+    """Singles still wait after a full combined claim: publish a message for the first of
+    them (at the back of the queue, so that what waits behind gets its turn)."""
 
     ingestion_id: UUID
-    practice_id: int
 
 
 # The practices in the order of their oldest waiting single, and each one's singles in
@@ -105,16 +102,13 @@ def combining() -> bool:
 
 
 def waiting_singles_served(ingestion_id: UUID) -> NextSingles | None:
-    """A single's message found it taken: serve the practice's singles that may have counted
-    on this message (:mod:`ingestion.messaging.singles_flag`)."""
+    """A single's message found it taken: serve the singles that may have counted on this
+    message (:mod:`ingestion.messaging.singles_flag`)."""
     if not combining():
         return None
-    practice_id = (
-        Ingestion.objects.filter(id=ingestion_id, kind=Ingestion.Kind.SINGLE)
-        .values_list("practice_id", flat=True)
-        .first()
-    )
-    return None if practice_id is None else singles_process(practice_id, None)
+    if not Ingestion.objects.filter(id=ingestion_id, kind=Ingestion.Kind.SINGLE).exists():
+        return None
+    return singles_process(None)
 
 
 def _claim_waiting(most: int, *, queued_before: Any = None) -> list[Claim]:
@@ -161,11 +155,11 @@ class _Single:
     results: list[Result]
 
 
-def singles_process(practice_id: int, claim: Claim | None) -> NextSingles | None:
+def singles_process(claim: Claim | None) -> NextSingles | None:
     """Apply the claimed single (if any) and the other waiting singles: each practice's as
     one chunk in its queue order, the practices in the order of their oldest. Says which
     single to publish for next when the claim was full."""
-    singles_message_taken(practice_id)  # before claiming: see ingestion.messaging.singles_flag
+    singles_message_taken()  # before claiming: see ingestion.messaging.singles_flag
     most = max(settings.REGISTRY_CLAIM_SINGLES - (claim is not None), 0)
     waiting = _claim_waiting(most) if most else []
     claims = sorted(
@@ -173,7 +167,7 @@ def singles_process(practice_id: int, claim: Claim | None) -> NextSingles | None
     )
     if claims:
         _claims_applied(claims)
-    return _next_waiting(practice_id) if len(waiting) == most else None
+    return _next_waiting() if len(waiting) == most else None
 
 
 def singles_between_turns() -> None:
@@ -206,19 +200,16 @@ def _claims_applied(claims: list[Claim]) -> None:
         raise
 
 
-def _next_waiting(practice_id: int) -> NextSingles | None:
-    """The first of the practice's singles still waiting: its flag was cleared for this claim,
-    so they count on no message. (Another practice's still waiting count on its own message,
-    its flag being set: naming them would publish for a single whose message is on its way.)"""
+def _next_waiting() -> NextSingles | None:
+    """The first of the singles still waiting: the flag was cleared for this claim, so they
+    count on no message."""
     following = (
-        Ingestion.objects.filter(
-            practice_id=practice_id, kind=Ingestion.Kind.SINGLE, status=Ingestion.Status.QUEUED
-        )
+        Ingestion.objects.filter(kind=Ingestion.Kind.SINGLE, status=Ingestion.Status.QUEUED)
         .order_by("queued_at", "id")
         .values_list("id", flat=True)
         .first()
     )
-    return NextSingles(following, practice_id) if following is not None else None
+    return NextSingles(following) if following is not None else None
 
 
 # The statements a combined claim sends every time are written out (building them with the

@@ -1,8 +1,8 @@
-"""The gathering window (ingestion/messaging/gathering.py): a single's message joins the broker's
-queue ``REGISTRY_SINGLES_GATHER_SECONDS`` after its commit, held by the web process, and the
-practice's singles committed meanwhile publish nothing. (The default, 1 s, holds in the web
-and worker processes tests start; in the test process itself, messages go at once unless a
-test says otherwise: tests/conftest.py.)"""
+"""The gathering window (ingestion/messaging/gathering.py): a single's message joins the
+broker's queue ``REGISTRY_SINGLES_GATHER_SECONDS`` after its commit, held by the web process,
+and the singles committed meanwhile, whichever practices sent them, publish nothing. (The
+default, 1 s, holds in the web and worker processes tests start; in the test process itself,
+messages go at once unless a test says otherwise: tests/conftest.py.)"""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def test_a_singles_message_joins_the_queue_when_its_window_ends(api, settings):
     assert published(str(second)) == 0  # it goes with the first's claim
 
 
-def test_while_the_process_holds_a_practices_message_its_next_singles_ask_no_one(api, settings):
+def test_while_the_process_holds_the_singles_message_its_next_singles_ask_no_one(api, settings):
     """The flag is gone from Redis (as if expired): a second single would publish a message
     of its own if it asked Redis. This process holds the first's message, published after
     the second's commit, so the second asks nothing and goes with the first's claim."""
@@ -41,11 +41,11 @@ def test_while_the_process_holds_a_practices_message_its_next_singles_ask_no_one
 
     settings.REGISTRY_SINGLES_GATHER_SECONDS = 0.5
     (first,) = submit(api, [course("W-1", family="Alpha")])
-    assert holds(api.practice.id)
-    caches["default"]._cache.get_client(write=True).delete(_flag(api.practice.id))
+    assert holds()
+    caches["default"]._cache.get_client(write=True).delete(_flag())
     (second,) = submit(api, [course("W-2", family="Beta")])
     wait_for(lambda: published(str(first)) == 1, timeout=10, message="the held message")
-    assert not holds(api.practice.id)
+    assert not holds()
     assert published(str(second)) == 0
 
 

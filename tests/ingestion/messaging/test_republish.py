@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from ingestion.models import Ingestion
 from ingestion.pipeline.recovery import ingestions_to_recover
-from tests.factories import course
+from tests.factories import batch, course
 from tests.ingestion.conftest import ingestion_id_of
 
 pytestmark = pytest.mark.django_db
@@ -90,22 +90,25 @@ def empty_queue():
     broker_client().delete("celery")
 
 
-def submitted_apart(count: int) -> list[uuid.UUID]:
-    """``count`` singles of as many practices (so each publishes its own message), their
+def submitted_apart(count: int, *, batches: bool = False) -> list[uuid.UUID]:
+    """``count`` singles (or 1-course batches) of as many practices, each publishing its own
+    message (the singles flag cleared after each, as a worker's claim clears it), their
     ``enqueued_at`` set 60 s ago, a millisecond apart, in queue order."""
     from ingestion.intake.services import ingestion_submit
     from ingestion.intake.submission import parse_submission
+    from ingestion.messaging.singles_flag import singles_message_taken
     from registry.models import Practice
 
     ids = []
     for i in range(count):
         practice = Practice.objects.create(slug=f"clinic-{i}")
-        body = orjson.dumps(course(f"C-{i}"))
+        body = orjson.dumps(batch(course(f"C-{i}")) if batches else course(f"C-{i}"))
         submission = parse_submission(body, chunk_entries=250, chunk_bytes=1 << 22)
         ingestion, _ = ingestion_submit(
             practice=practice, submission=submission, idempotency_key=None
         )
         ids.append(ingestion.id)
+        singles_message_taken()
     start = timezone.now() - timedelta(seconds=60)
     for i, ingestion_id in enumerate(ids):
         Ingestion.objects.filter(id=ingestion_id).update(
@@ -140,11 +143,43 @@ def test_a_message_lost_ahead_of_the_queue_is_published_again(empty_queue, setti
 
 
 @pytest.mark.django_db(transaction=True)
-def test_with_the_queue_emptied_every_old_queued_ingestion_is_published_again(empty_queue):
+def test_with_the_queue_emptied_every_old_queued_batch_is_published_again(empty_queue):
     """Redis restarted without its data: every message is gone."""
+    from ingestion.tasks import recover_ingestions
+
+    ids = submitted_apart(3, batches=True)
+    broker_client().delete("celery")
+    assert recover_ingestions() == 3
+    assert [published(str(i)) for i in ids] == [1] * 3
+
+
+def test_with_the_queue_emptied_the_waiting_singles_get_one_message(empty_queue):
+    """The oldest single's message is published again as the waiting singles' message: its
+    claim takes the others (up to REGISTRY_CLAIM_SINGLES, then publishes for the next), so a
+    backlog of singles is not published again one by one."""
+    from ingestion.pipeline.process import ingestion_process
     from ingestion.tasks import recover_ingestions
 
     ids = submitted_apart(3)
     broker_client().delete("celery")
-    assert recover_ingestions() == 3
-    assert [published(str(i)) for i in ids] == [1] * 3
+    assert recover_ingestions() == 1
+    assert [published(str(i)) for i in ids] == [1, 0, 0]
+    assert recover_ingestions() == 0  # the flag says a message is on its way
+    ingestion_process(ids[0])
+    assert set(Ingestion.objects.values_list("status", flat=True)) == {"completed"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_single_is_published_again_while_a_claim_of_singles_is_under_way(empty_queue):
+    """A claim in progress takes the waiting singles, or publishes for the next when full:
+    the recovery leaves them to it, and takes them up once its lease has run out."""
+    claimed, waiting = submitted_apart(2)
+    broker_client().delete("celery")
+    Ingestion.objects.filter(id=claimed).update(
+        status=Ingestion.Status.PROCESSING, lease_expires_at=timezone.now() + timedelta(minutes=1)
+    )
+    assert ingestions_to_recover() == []
+    Ingestion.objects.filter(id=claimed).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    assert ingestions_to_recover() == [claimed, waiting]  # abandoned; the singles' message

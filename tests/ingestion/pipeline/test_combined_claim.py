@@ -220,7 +220,7 @@ def test_a_claim_takes_any_practices_waiting_singles_each_practices_together(
     status = dict(Ingestion.objects.values_list("id", "status"))
     assert [status[i] for i in mine] == ["completed"] * 3  # S-2 before the older T-2
     assert [status[i] for i in theirs] == ["completed", "queued"]
-    assert following is None  # T-2 counts on its practice's message, not on this one's
+    assert following == NextSingles(theirs[1])  # the claim was full: T-2 is published for
     assert status[their_batch] == "queued"
 
     following = ingestion_process(theirs[0])  # its practice's message: nothing left but T-2
@@ -239,7 +239,7 @@ def test_a_full_claim_names_the_next_of_its_own_practices_waiting_singles(api, o
     assert [status[theirs], *(status[i] for i in mine)] == ["completed", "completed"] + [
         "queued"
     ] * 2
-    assert following == NextSingles(mine[1], api.practice.id)
+    assert following == NextSingles(mine[1])
 
 
 def test_a_single_claimed_again_after_a_fruitless_claim_is_applied_alone(api):
@@ -273,6 +273,25 @@ def test_no_message_is_published_for_a_single_while_one_for_its_practice_is_on_i
 
 
 @pytest.mark.django_db(transaction=True)
+def test_no_message_is_published_while_one_for_another_practices_single_is_on_its_way(
+    api, other_api
+):
+    """One flag for every practice: spread over many practices, a flag each let nearly every
+    single publish a message that found its single taken by another's claim."""
+    from tests.ingestion.messaging.test_republish import published
+
+    (mine,) = submit(api, [course("P-1", family="Alpha")])
+    (theirs,) = submit(other_api, [course("P-2", family="Beta")])
+    assert (published(str(mine)), published(str(theirs))) == (1, 0)
+
+    assert ingestion_process(mine) is None  # the message takes the other practice's along
+    status = dict(Ingestion.objects.values_list("id", "status"))
+    assert (status[mine], status[theirs]) == ("completed", "completed")
+    (later,) = submit(other_api, [course("P-3", family="Gamma")])
+    assert published(str(later)) == 1  # the flag was cleared before the claim
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_message_for_a_finished_single_still_takes_its_practices_waiting_singles(api):
     """A single taken along by another's claim may have set the flag meanwhile: singles
     submitted after it count on its message, which finds its own ingestion finished."""
@@ -289,7 +308,7 @@ def test_a_message_for_a_finished_single_still_takes_its_practices_waiting_singl
 def test_with_one_single_per_claim_the_next_waiting_one_is_named(api, settings):
     settings.REGISTRY_CLAIM_SINGLES = 1
     first, second = submit(api, [course("O-1", family="Alpha"), course("O-2", family="Beta")])
-    assert ingestion_process(first) == NextSingles(second, api.practice.id)
+    assert ingestion_process(first) == NextSingles(second)
     assert Ingestion.objects.get(id=second).status == Ingestion.Status.QUEUED
     assert ingestion_process(second) is None
 
