@@ -13,6 +13,9 @@
 * ``bodies``: the worst bodies by shape at each door, and /healthz meanwhile (bench.bodies).
 * ``office``: the registry console, a Members page and a statistics page with 1,000
   practices and 10 million records on file (bench.office; ``BENCH_OFFICE_RECORDS``).
+* ``requests``: the web's CPU per request by kind (/healthz, metadata, a keyed 404, a single's
+  POST, the poll of a completed single): the floor under the open loop's CPU per single
+  (bench.requestcost).
 * ``openloop``: singles from 50 practices at a fixed offered rate (Poisson, open loop), polled
   as the docs say, with a 20,000-course backfill in the middle: completion before, during and
   after, the backfill's throughput against alone, CPU per single against a batch course
@@ -40,6 +43,7 @@ from bench import (
     pipeline,
     realtime,
     reliability,
+    requestcost,
 )
 
 SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
@@ -53,9 +57,19 @@ SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "bodies": bodies.main,
     "office": office.main,
     "openloop": openloop.main,
+    "requests": requestcost.main,
 }
 # pipeline includes reliability
-EVERY = ["pipeline", "realtime", "backlog", "bodymemory", "flood", "million", "openloop"]
+EVERY = [
+    "pipeline",
+    "realtime",
+    "backlog",
+    "bodymemory",
+    "flood",
+    "million",
+    "requests",
+    "openloop",
+]
 
 
 def main(names: list[str]) -> None:

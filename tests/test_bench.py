@@ -71,6 +71,7 @@ def test_every_section_imports_with_the_tests_out_of_reach():
         "flood",
         "million",
         "openloop",
+        "requests",
     ):
         assert f"``{section}``" in shown.stdout
 
