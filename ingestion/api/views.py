@@ -139,7 +139,7 @@ class IngestionStatusView(RegistryApiView):
             raise FhirError(404, "not-found", "No ingestion with this id for this practice.")
         about_ingestion_id.set(str(found.ingestion.id))  # the request's log lines are about it
         if found.progress is None:  # finished
-            return _streamed_receipt(request, found.ingestion)
+            return _finished_receipt(request, found.ingestion)
         kept = Kept(found.progress.header(), orjson.dumps(found.receipt()))
         if found.ingestion.status == Ingestion.Status.QUEUED:  # unchanged until it is claimed
             keep_receipt(practice_id=practice_id, ingestion_id=found.ingestion.id, kept=kept)
@@ -163,13 +163,20 @@ def _polled_response(kept: Kept) -> HttpResponse:
     return HttpResponse(kept.body, content_type="application/json", headers=headers)
 
 
-def _streamed_receipt(request: Request, ingestion: Ingestion) -> StreamingHttpResponse:
+def _finished_receipt(request: Request, ingestion: Ingestion) -> HttpResponseBase:
     """A finished receipt, written from the stored outcome rows in bounded memory.
 
-    Under ASGI, Django would gather a synchronous iterator whole before sending it, so the
-    pieces are handed over one at a time instead (:func:`ingestion.receipts.receipt.pieces_async`).
+    One of at most a chunk's entries (a single, a small batch: the poll most often read) is
+    written whole on the request's thread and sent as one response; streamed, each of its
+    eight or so pieces would cross from the event loop to that thread and back, which cost
+    a single's poll more of the web's CPU than its submission (docs/performance.md, "The
+    web's CPU per request"). A larger one is streamed: under ASGI, Django would gather a
+    synchronous iterator whole before sending it, so its pieces are handed over one at a
+    time instead (:func:`ingestion.receipts.receipt.pieces_async`).
     """
     pieces = receipt_stream(ingestion)
+    if ingestion.entry_count <= settings.REGISTRY_CHUNK_ENTRIES:
+        return HttpResponse(b"".join(pieces), content_type="application/json")
     if isinstance(request._request, ASGIRequest):
         return StreamingHttpResponse(pieces_async(pieces), content_type="application/json")
     return StreamingHttpResponse(pieces, content_type="application/json")

@@ -40,8 +40,8 @@ for body in bodies:
         "/api/registry/fhir/Bundle", dumps(body), content_type="application/fhir+json"
     )
     assert response.status_code == 202, response.content
-    receipt = client.get(response["Content-Location"])  # finished: a streamed receipt
-    receipts.append(json.loads(b"".join(receipt.streaming_content)))
+    receipt = client.get(response["Content-Location"])  # finished, written whole
+    receipts.append(json.loads(receipt.content))
 anonymous = Client(HTTP_HOST="127.0.0.1")
 metrics = anonymous.get(
     "/metrics", headers={"Authorization": f"Bearer {settings.REGISTRY_METRICS_TOKEN}"}

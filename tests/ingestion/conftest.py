@@ -62,10 +62,12 @@ class Api:
             f"/api/registry/fhir/ingestions/{ingestion_id}",
             headers={"Authorization": f"Bearer {token or self.token}"},
         )
-        if response.streaming:  # a finished receipt is streamed: read it whole here
+        if response.streaming:  # a finished receipt of over a chunk is streamed: read it here
             body = b"".join(response.streaming_content)
             response.json = lambda: orjson.loads(body)
-            response.streamed_body = body
+        else:
+            body = response.content
+        response.body = body  # as sent, whole or streamed
         return response
 
 

@@ -22,6 +22,7 @@ def finished(practice, *, chunks: int, per_chunk: int, failure=None) -> Ingestio
     ingestion = Ingestion.objects.create(
         practice=practice,
         kind=Ingestion.Kind.BATCH,
+        entry_count=chunks * per_chunk,
         status=Ingestion.Status.FAILED if failure else Ingestion.Status.COMPLETED,
         completed_at=None if failure else timezone.now(),
         failed_at=timezone.now() if failure else None,
@@ -65,6 +66,19 @@ def test_the_streamed_receipt_is_the_receipt(api):
     assert references == [f"Bundle.entry[{i}]" for i in range(1000) if i % 25 != 24]
 
 
+def test_a_receipt_of_at_most_a_chunks_entries_is_written_whole(api, settings):
+    """A single's receipt, the poll read most often, is one response: streamed, each piece
+    would cross between the event loop and the request's thread."""
+    ingestion = finished(api.practice, chunks=2, per_chunk=5)
+    settings.REGISTRY_CHUNK_ENTRIES = 10
+    response = api.receipt(str(ingestion.id))
+    assert not response.streaming
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == ingestion_receipt(ingestion)
+    settings.REGISTRY_CHUNK_ENTRIES = 9
+    assert api.receipt(str(ingestion.id)).streaming
+
+
 def test_a_failed_ingestion_streams_its_failure_last(api):
     failure = error_outcome("exception", "Given up.", expression="Bundle")
     ingestion = finished(api.practice, chunks=3, per_chunk=5, failure=failure)
@@ -106,6 +120,6 @@ def test_a_receipt_is_written_on_sqlite_in_the_bytes_postgresql_gives(api, side)
 def test_the_entries_of_a_receipt_share_one_form(api):
     failure = error_outcome("exception", "Given up.", expression="Bundle")
     ingestion = finished(api.practice, chunks=2, per_chunk=2, failure=failure)
-    body = api.receipt(str(ingestion.id)).streamed_body
+    body = api.receipt(str(ingestion.id)).body
     rejected = body.split(b'"rejected":[', 1)[1]
     assert b'}, {"reference": "Bundle", "operation_outcome": {"issue": [' in rejected
