@@ -114,6 +114,19 @@ class Service:
         except psutil.NoSuchProcess:
             return []
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU of the service's processes alive now, from /proc."""
+        import psutil
+
+        total = 0.0
+        for pid in self.pids():
+            try:
+                times = psutil.Process(pid).cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            total += times.user + times.system
+        return total
+
     def stop(self) -> None:
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)

@@ -57,18 +57,7 @@ class Meter:
         self.postmaster = psutil.Process(own).ppid()
 
     def read(self) -> Reading:
-        import psutil
-
-        cpu: dict[str, float] = {}
-        for s in self.services:
-            total = 0.0
-            for pid in s.pids():
-                try:
-                    times = psutil.Process(pid).cpu_times()
-                except psutil.NoSuchProcess:
-                    continue
-                total += times.user + times.system
-            cpu[s.name] = total
+        cpu = {s.name: s.cpu_seconds() for s in self.services}
         cpu["bench"] = sum(os.times()[:2])
         reading = Reading(time.monotonic(), cpu, self._backends(), self._reaped())
         time.sleep(0.6)  # the counted processes write their counts every 0.2 s

@@ -195,20 +195,9 @@ class Meter:
         self.services = {"web": web_service, "worker": worker_service}
 
     def read(self) -> tuple[Reading, dict[int, float]]:
-        import psutil
-
         from bench.counting import backend_cpu_seconds
 
-        cpu: dict[str, float] = {}
-        for name, running in self.services.items():
-            total = 0.0
-            for pid in running.pids():
-                try:
-                    times = psutil.Process(pid).cpu_times()
-                except psutil.NoSuchProcess:
-                    continue
-                total += times.user + times.system
-            cpu[name] = total
+        cpu = {name: running.cpu_seconds() for name, running in self.services.items()}
         backends = {pid: backend_cpu_seconds(pid) for pid in self._backends()}
         live = {pid: seconds for pid, seconds in backends.items() if seconds is not None}
         return Reading(cpu, sum(os.times()[:2])), live

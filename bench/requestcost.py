@@ -25,26 +25,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bench.client import SUBMIT, practice_token
-from bench.harness import Service, free_port, web, worker
+from bench.harness import free_port, web, worker
 from bench.report import row, section
 
 COUNT = int(os.environ.get("BENCH_REQUESTS_COUNT", "110"))
 KEYS = 8
 UNKNOWN = "/api/registry/fhir/ingestions/00000000-0000-0000-0000-000000000000"
 METADATA = "/api/registry/fhir/metadata"
-
-
-def _cpu_seconds(service: Service) -> float:
-    import psutil
-
-    total = 0.0
-    for pid in service.pids():
-        try:
-            times = psutil.Process(pid).cpu_times()
-        except psutil.NoSuchProcess:
-            continue
-        total += times.user + times.system
-    return total
 
 
 class _Connection:
@@ -85,10 +72,10 @@ def requestcost() -> dict[str, Any]:
 
         def measure(name: str, one: Callable[[], Any]) -> None:
             one()  # warm
-            cpu, started = _cpu_seconds(web_service), time.perf_counter()
+            cpu, started = web_service.cpu_seconds(), time.perf_counter()
             for _ in range(COUNT):
                 one()
-            spent = _cpu_seconds(web_service) - cpu
+            spent = web_service.cpu_seconds() - cpu
             results[name] = {
                 "web_cpu_ms": round(spent * 1000 / COUNT, 2),
                 "wall_ms": round((time.perf_counter() - started) * 1000 / COUNT, 2),
