@@ -40,13 +40,23 @@ class Lifecycle:
         self.versions: list[tuple[UUID, int, str, dict[str, Any], UUID | None]] = []
         self.providers: dict[str, FhirProvider] = {}  # every course's, the latest last
         self.outcome = ChunkOutcome()
+        self._keys: dict[int, tuple[CourseOfCare, Keys]] = {}  # by id(): see keys()
+
+    def keys(self, course: CourseOfCare) -> Keys:
+        """The course's match keys, worked out once: loading, flagging and filing each ask."""
+        known = self._keys.get(id(course))
+        if known is not None and known[0] is course:
+            return known[1]
+        keys = _keys(course)
+        self._keys[id(course)] = (course, keys)  # the course is held, so its id is not reused
+        return keys
 
     def load(self, results: Sequence[Result], *, lock: bool = True) -> None:
         """The records the results name, and the match keys matching needs to see."""
         charts = charts_named(results)
         for values in records_on_file(self.practice.pk, charts, lock=lock):
             self.tracked[values["external_record_id"]] = Tracked(Row(**values), is_new=False)
-        asked = {key for r in results if isinstance(r, CourseOfCare) for key in _keys(r)}
+        asked = {key for r in results if isinstance(r, CourseOfCare) for key in self.keys(r)}
         # Matching sees the touched records as the chunk changes them, the rest as on file.
         self.matching.load(touched=[t.row.id for t in self.tracked.values()], asked=asked)
 
@@ -94,7 +104,7 @@ class Lifecycle:
         row.timeliness = course.timeliness  # the first receipt's: amendments keep it
         tracked = Tracked(row, is_new=True)
         self.tracked[course.external_record_id] = tracked
-        self._flag_if_resembling(row, _keys(course))
+        self._flag_if_resembling(row, self.keys(course))
         self._take(tracked, course, RecordVersion.Change.CREATED)
         self._accept(course, row, amended=False)
 
@@ -104,7 +114,7 @@ class Lifecycle:
         if stored is not None and incoming is not None and incoming < stored:
             self._reject_stale(course, stored=stored, incoming=incoming)
             return
-        if self._would_duplicate_another(row, _keys(course)):
+        if self._would_duplicate_another(row, self.keys(course)):
             self._reject_conflict(
                 course,
                 "The correction would make this record a duplicate of a different record "
@@ -124,7 +134,7 @@ class Lifecycle:
         row = tracked.row
         row.voided, row.voided_at, row.merged_into_id = False, None, None
         row.version += 1
-        self._flag_if_resembling(row, _keys(course))
+        self._flag_if_resembling(row, self.keys(course))
         self._take(tracked, course, RecordVersion.Change.REVIVED)
         self._accept(course, row, amended=True)
 
@@ -194,7 +204,7 @@ class Lifecycle:
     def _take(self, tracked: Tracked, course: CourseOfCare, change: str) -> None:
         """The record takes the course's facts, and the version is kept in its history."""
         row = tracked.row
-        self.matching.put(row.id, _keys(course))
+        self.matching.put(row.id, self.keys(course))
         row.fingerprint = course.fingerprint
         row.ig_version = course.ig_version
         row.consent_granted = course.consent_granted
