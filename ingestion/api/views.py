@@ -29,7 +29,7 @@ from ingestion.lifecycle.preview import bundle_validate
 from ingestion.models import Ingestion
 from ingestion.receipts.cache import Kept, keep_receipt, kept_receipt
 from ingestion.receipts.poll import ingestion_polled
-from ingestion.receipts.receipt import pieces_async, receipt_stream
+from ingestion.receipts.receipt import pieces_async, receipt_stream, receipt_whole
 from keys.authentication import ApiKeyAuthentication
 from keys.models import INGEST_READ, INGEST_WRITE, ApiKey
 from keys.permissions import HasScope
@@ -174,9 +174,9 @@ def _finished_receipt(request: Request, ingestion: Ingestion) -> HttpResponseBas
     synchronous iterator whole before sending it, so its pieces are handed over one at a
     time instead (:func:`ingestion.receipts.receipt.pieces_async`).
     """
-    pieces = receipt_stream(ingestion)
     if ingestion.entry_count <= settings.REGISTRY_CHUNK_ENTRIES:
-        return HttpResponse(b"".join(pieces), content_type="application/json")
+        return HttpResponse(receipt_whole(ingestion), content_type="application/json")
+    pieces = receipt_stream(ingestion)
     if isinstance(request._request, ASGIRequest):
         return StreamingHttpResponse(pieces_async(pieces), content_type="application/json")
     return StreamingHttpResponse(pieces, content_type="application/json")
