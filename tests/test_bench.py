@@ -212,3 +212,12 @@ def test_the_open_loop_client_reads_answers_by_length_and_by_chunks():
         read(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}")
     with pytest.raises(Closed):
         read(b"")
+
+
+def test_openloop_compares_the_backfill_with_its_mean_alone():
+    """Alone is measured before the singles and after them: the machine's speed moves."""
+    from bench.openloop import during_over_alone
+
+    during, alone, again = ({"courses_per_second": c} for c in (800.0, 1200.0, 800.0))
+    assert during_over_alone(during, alone, again) == 0.8
+    assert during_over_alone(during, alone) == 0.667
