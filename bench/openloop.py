@@ -568,7 +568,7 @@ def openloop() -> dict[str, Any]:
 def during_over_alone(during: dict[str, Any], *alone: dict[str, Any]) -> float:
     """The backfill's throughput during the singles over its mean alone: alone is measured
     before the singles and again after them, since the shared machine's own speed moves
-    between minutes (one practice's backfill alone took 9.4 to 13.3 s in six runs)."""
+    between minutes (one practice's backfill alone took 8.5 to 13.3 s in fifteen runs)."""
     mean = sum(a["courses_per_second"] for a in alone) / len(alone)
     return round(during["courses_per_second"] / mean, 3)
 

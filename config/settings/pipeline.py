@@ -59,6 +59,9 @@ REGISTRY_CLAIM_SINGLES = env.int("REGISTRY_CLAIM_SINGLES", default=50, minimum=1
 # singles are served, another batch waiting ends the turn after a chunk, and any other
 # message waiting ends it once it has lasted this long (the batch goes behind it).
 REGISTRY_TURN_SECONDS = env.float("REGISTRY_TURN_SECONDS", default=10, minimum=0)
+# The thread that maps a batch's next chunk runs this much nicer than its worker process, so
+# that on a full machine it yields the CPU (ingestion/pipeline/chunks.py); 0: as nice as it.
+REGISTRY_MAPPING_NICENESS = env.int("REGISTRY_MAPPING_NICENESS", default=10, minimum=0, maximum=19)
 REGISTRY_MAX_ATTEMPTS = env.int("REGISTRY_MAX_ATTEMPTS", default=5, minimum=1)
 # Tries of a chunk rolled back by a transient database error before the attempt fails.
 REGISTRY_TRANSIENT_RETRIES = env.int("REGISTRY_TRANSIENT_RETRIES", default=8)

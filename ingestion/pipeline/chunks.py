@@ -84,10 +84,6 @@ def process_chunks(claim: Claim, fingerprint_key: bytes, turn: Turn | None = Non
     return Step.NEXT
 
 
-# How much nicer than its process the mapping thread runs (Linux: nice is per thread).
-MAPPING_NICENESS = 10
-
-
 def mapping_thread_started() -> None:
     """The mapping thread yields the CPU: it maps the next chunk, which its process needs
     only once the current one is applied, while on a full machine the process that holds a
@@ -97,13 +93,15 @@ def mapping_thread_started() -> None:
     the mapping thread nicer, 1.15x (docs/performance.md, "A backfill under its practice's
     lock"). On an idle machine nothing changes: a free core runs a nice thread too.
 
-    Raising a thread's niceness needs no privilege. Where a thread cannot have its own
-    (not Linux), the thread runs as before."""
-    if not sys.platform.startswith("linux"):
+    How much nicer: ``REGISTRY_MAPPING_NICENESS`` (10; 0 leaves it as its process). Raising
+    a thread's niceness needs no privilege. Where a thread cannot have its own (not Linux),
+    the thread runs as before."""
+    nicer = settings.REGISTRY_MAPPING_NICENESS
+    if not nicer or not sys.platform.startswith("linux"):
         return
     with contextlib.suppress(OSError):
         thread = threading.get_native_id()
-        niceness = os.getpriority(os.PRIO_PROCESS, thread) + MAPPING_NICENESS
+        niceness = os.getpriority(os.PRIO_PROCESS, thread) + nicer
         os.setpriority(os.PRIO_PROCESS, thread, min(niceness, 19))
 
 

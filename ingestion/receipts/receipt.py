@@ -65,11 +65,13 @@ def receipt_stream(
     )
     yield head[:-1]
     failure = ingestion.failure
-    if rows is None:
-        has_entries = failure is not None or _has_entries(ingestion)
+    if ingestion.outcome_purged or failure is not None:
+        has_entries = not ingestion.outcome_purged
+    elif rows is None:
+        has_entries = _has_entries(ingestion)
     else:
-        has_entries = failure is not None or any(_stored(a) or _stored(r) for a, r in rows)
-    if ingestion.outcome_purged or not has_entries:
+        has_entries = any(_stored(a) or _stored(r) for a, r in rows)
+    if not has_entries:
         yield b',"outcome":null'
     else:
         yield b',"outcome":{"accepted":['

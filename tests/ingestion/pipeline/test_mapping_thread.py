@@ -29,7 +29,7 @@ def niceness() -> int:
 
 
 @override_settings(REGISTRY_CHUNK_ENTRIES=10)
-def test_chunks_are_mapped_on_a_nicer_thread(api, monkeypatch):
+def test_chunks_are_mapped_on_a_nicer_thread(api, monkeypatch, settings):
     seen: list[tuple[int, int]] = []
     mapped = chunks.decrypt_and_map
 
@@ -46,12 +46,14 @@ def test_chunks_are_mapped_on_a_nicer_thread(api, monkeypatch):
 
     assert Ingestion.objects.get(id=ingestion_id).status == Ingestion.Status.COMPLETED
     assert len(seen) == 3  # three chunks of ten, each mapped once
-    assert {nice for _, nice in seen} == {min(mine + chunks.MAPPING_NICENESS, 19)}
+    assert {nice for _, nice in seen} == {min(mine + settings.REGISTRY_MAPPING_NICENESS, 19)}
     assert threading.get_native_id() not in {thread for thread, _ in seen}
     assert niceness() == mine  # the process's own thread, which applies, is as it was
 
 
-def test_the_mapping_thread_is_nicer_than_the_thread_that_starts_it():
+@pytest.mark.parametrize("nicer", [10, 3, 0])
+def test_the_mapping_thread_is_as_much_nicer_as_the_setting_says(settings, nicer):
+    settings.REGISTRY_MAPPING_NICENESS = nicer
     mine, theirs = niceness(), []
 
     def started() -> None:
@@ -61,5 +63,5 @@ def test_the_mapping_thread_is_nicer_than_the_thread_that_starts_it():
     thread = threading.Thread(target=started)
     thread.start()
     thread.join()
-    assert theirs == [min(mine + chunks.MAPPING_NICENESS, 19)]
+    assert theirs == [min(mine + nicer, 19)]
     assert niceness() == mine
