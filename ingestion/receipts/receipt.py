@@ -70,7 +70,7 @@ def receipt_stream(
     elif rows is None:
         has_entries = _has_entries(ingestion)
     else:
-        has_entries = any(_stored(a) or _stored(r) for a, r in rows)
+        has_entries = any(_inner(a) or _inner(r) for a, r in rows)
     if not has_entries:
         yield b',"outcome":null'
     else:
@@ -107,9 +107,9 @@ def _has_entries(ingestion: Ingestion) -> bool:
     return stored.exclude(accepted=[], rejected=[]).exists()
 
 
-def _stored(text: str) -> bool:
-    """A stored side's JSON text holds an entry (it is not ``[]``)."""
-    return text.strip() != "[]"
+def _inner(text: str) -> str:
+    """A stored side's entries without its brackets (empty for ``[]``)."""
+    return text.strip()[1:-1].strip()
 
 
 def _side(ingestion: Ingestion, side: Side, rows: list[tuple[str, str]] | None) -> Iterable[str]:
@@ -162,7 +162,7 @@ def _entries(texts: Iterable[str], extra: list[Any] | None = None) -> Iterator[b
     piece: list[bytes] = []
     size, first = 0, True
     for text in texts:
-        inner = text.strip()[1:-1].strip().encode()
+        inner = _inner(text).encode()
         if not inner:
             continue
         piece.append(inner if first else b", " + inner)
